@@ -1,0 +1,66 @@
+// equarx — element types, algorithms, phases and codecs, as data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace equarx {
+
+/// Element type of the caller's buffers. Accumulation is always f32.
+enum class DType : uint8_t {
+  kFloat32 = 0,
+  kBFloat16 = 1,
+  kFloat16 = 2,
+};
+
+/// Bytes per element of a dtype.
+size_t DTypeSize(DType dtype);
+std::string_view DTypeName(DType dtype);  ///< "f32", "bf16", "f16"
+std::optional<DType> ParseDType(std::string_view name);  ///< accepts f32/float32, bf16/bfloat16, f16/float16/fp16
+
+/// The AllReduce algorithm (ring shape). See docs/algorithms.md.
+enum class Algorithm : uint8_t {
+  kRing = 0,       ///< unquantized ring baseline: input dtype on the wire, f32 accumulation
+  kFull = 1,       ///< EQuARX full loop: one unidirectional ring
+  kFullBidir = 2,  ///< EQuARX full loop, half the data in each ring direction
+  kSemi = 3,       ///< EQuARX semi-loop: two chains meet at each owner
+  kNaiveFp8 = 4,   ///< fp8 e5m2 cast with no scales, summed in fp8 (error reference only)
+};
+
+/// Which phases of the AllReduce carry quantized data.
+enum class Phases : uint8_t {
+  kRS = 1,    ///< reduce-scatter quantized, all-gather in the input dtype
+  kAG = 2,    ///< reduce-scatter in the input dtype, all-gather quantized
+  kRSAG = 3,  ///< both quantized
+};
+
+/// Wire codec of the quantized phases.
+enum class Codec : uint8_t {
+  kInt8 = 0,  ///< dynamic block-wise symmetric int8 (absmax per block, f32 scales)
+};
+
+/// Metadata of one enum value: stable id, the name the tools accept, a one-line description.
+struct EnumInfo {
+  int id;
+  std::string_view name;
+  std::string_view description;
+};
+
+std::string_view AlgorithmName(Algorithm a);
+std::string_view PhasesName(Phases p);  ///< "rs", "ag", "rs+ag"
+std::string_view CodecName(Codec c);
+std::optional<Algorithm> ParseAlgorithm(std::string_view name);
+std::optional<Phases> ParsePhases(std::string_view name);
+std::optional<Codec> ParseCodec(std::string_view name);
+
+/// Every algorithm / phases / codec value with its description, for --help and equarx-info.
+const EnumInfo* AlgorithmTable(size_t* n);
+const EnumInfo* PhasesTable(size_t* n);
+const EnumInfo* CodecTable(size_t* n);
+
+/// Whether an algorithm quantizes at all (everything except kRing).
+bool IsQuantized(Algorithm a);
+
+}  // namespace equarx

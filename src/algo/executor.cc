@@ -1,0 +1,294 @@
+// equarx plan executor: runs any ring-shaped plan (see plan.h) with pipelined microshards.
+//
+// Each shard is cut into M microshards of whole blocks. All receives of the call are posted
+// up front into their own buffers, so a message can land whenever its sender is ready and no
+// buffer is ever reused within a call. The work is then issued in a fixed order:
+//
+//   RS:  for t, for microshard k, for lane: [wait recv (t-1,k)] fused decode-add-encode, isend
+//   RS finals + AG start, for k: own + chains in lane order -> f32; encode once; keep
+//        decode(own bytes) as this rank's result; isend to each AG lane
+//   AG:  for t, for k, for lane: wait recv (t,k), forward the same bytes, decode into output
+//
+// While microshard k of step t is on the wire, the next rank already works on k of step t+1
+// and this rank on k+1: coding overlaps communication. Every wait depends only on sends of
+// earlier steps, so the order cannot deadlock; every wait has the call's deadline, and on any
+// failure all live requests are cancelled before returning, so no buffer stays exposed.
+#include <algorithm>
+#include <cstring>
+
+#include "algo/plan.h"
+#include "algo/scratch.h"
+
+namespace equarx::algo {
+namespace {
+
+using codec::WireSpec;
+using transport::Request;
+
+size_t CeilDiv(size_t a, size_t b) { return (a + b - 1) / b; }
+
+// Geometry of one call: where each (phase, lane, step, microshard) buffer lives.
+struct Layout {
+  int n = 0, r = 0, tmax = 0;
+  size_t m = 0;
+  size_t rs_slot = 0, ag_slot = 0, micro_elems = 0;
+  size_t rs_recv = 0, rs_send = 0, ag_recv = 0, ag_own = 0, acc = 0, precast = 0, total = 0;
+
+  size_t Index(int lane, int t, size_t k) const { return (size_t(lane) * tmax + t) * m + k; }
+  size_t Slots() const { return 2 * size_t(tmax) * m; }  // 2 lanes x steps x microshards
+};
+
+Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count) {
+  Layout L;
+  L.n = n;
+  L.r = r;
+  L.m = m;
+  for (int i = 0; i < p.num_rs; ++i) L.tmax = std::max(L.tmax, p.rs[i].steps);
+  for (int i = 0; i < p.num_ag; ++i) L.tmax = std::max(L.tmax, p.ag[i].steps);
+  size_t max_blocks = 0;
+  for (int g = 0; g < p.num_regions; ++g)
+    max_blocks = std::max(max_blocks, CeilDiv(p.regions[g].count, p.granule));
+  L.micro_elems = CeilDiv(CeilDiv(max_blocks, size_t(n)), m) * p.granule;
+  auto round64 = [](size_t b) { return (b + 63) & ~size_t(63); };
+  L.rs_slot = round64(codec::WireBytes(p.rs_wire, L.micro_elems));
+  L.ag_slot = round64(codec::WireBytes(p.ag_wire, L.micro_elems));
+  const size_t slots = L.Slots();
+  L.rs_recv = 0;
+  L.rs_send = L.rs_recv + slots * L.rs_slot;
+  L.ag_recv = L.rs_send + slots * L.rs_slot;
+  L.ag_own = L.ag_recv + slots * L.ag_slot;
+  L.acc = L.ag_own + size_t(p.num_regions) * m * L.ag_slot;
+  L.precast = L.acc + round64(size_t(p.num_regions) * m * L.micro_elems * sizeof(float));
+  L.total = L.precast + (p.precast_e5m2 ? round64(count * sizeof(float)) : 0);
+  return L;
+}
+
+class Run {
+ public:
+  Run(const Plan& p, const RunArgs& a, Scratch* s)
+      : p_(p), a_(a), t_(a.transport), n_(t_->size()), r_(t_->rank()) {
+    L_ = MakeLayout(p, n_, r_, a.microshards, a.count);
+    base_ = s->Bytes(L_.total);
+    reqs_ = s->Requests(4 * L_.Slots(), &live_);  // rs recv, rs send, ag recv, ag send
+    esize_ = DTypeSize(a.dtype);
+  }
+
+  Status Go() {
+    Status st = Body();
+    if (!st.ok()) CancelAll();
+    return st;
+  }
+
+ private:
+  enum Kind { kRsRecv = 0, kRsSend = 1, kAgRecv = 2, kAgSend = 3 };
+
+  Range Chunk(int region, int owner) const {
+    return SplitBlocks(p_.regions[region], p_.granule, size_t(n_), size_t(owner));
+  }
+  Range Micro(int region, int owner, size_t k) const {
+    return SplitBlocks(Chunk(region, owner), p_.granule, L_.m, k);
+  }
+  size_t Req(Kind kind, int lane, int t, size_t k) const {
+    return size_t(kind) * L_.Slots() + L_.Index(lane, t, k);
+  }
+  uint8_t* RsRecv(int lane, int t, size_t k) { return base_ + L_.rs_recv + L_.Index(lane, t, k) * L_.rs_slot; }
+  uint8_t* RsSend(int lane, int t, size_t k) { return base_ + L_.rs_send + L_.Index(lane, t, k) * L_.rs_slot; }
+  uint8_t* AgRecv(int lane, int t, size_t k) { return base_ + L_.ag_recv + L_.Index(lane, t, k) * L_.ag_slot; }
+  uint8_t* AgOwn(int region, size_t k) { return base_ + L_.ag_own + (size_t(region) * L_.m + k) * L_.ag_slot; }
+  float* Acc(int region, size_t k) {
+    return reinterpret_cast<float*>(base_ + L_.acc) + (size_t(region) * L_.m + k) * L_.micro_elems;
+  }
+  uint64_t Tag(int phase, int lane, int t, size_t k) const {
+    return a_.tag_base | ((uint64_t(phase * 2 + lane) * uint64_t(L_.tmax) + uint64_t(t)) * L_.m + k);
+  }
+  // The caller's contribution for elements of `r` (e5m2-cast copy for naive fp8).
+  const void* Local(Range r) const {
+    if (p_.precast_e5m2) return reinterpret_cast<const float*>(base_ + L_.precast) + r.begin;
+    return static_cast<const uint8_t*>(a_.send) + r.begin * esize_;
+  }
+  DType LocalType() const { return p_.precast_e5m2 ? DType::kFloat32 : a_.dtype; }
+  void* Out(Range r) const { return static_cast<uint8_t*>(a_.recv) + r.begin * esize_; }
+
+  Status Post(Kind kind, int lane, int t, size_t k, int peer, int phase, void* buf, size_t bytes) {
+    const size_t i = Req(kind, lane, t, k);
+    Status st = (kind == kRsSend || kind == kAgSend)
+                    ? t_->Isend(peer, Tag(phase, lane, t, k), buf, bytes, &reqs_[i])
+                    : t_->Irecv(peer, Tag(phase, lane, t, k), buf, bytes, &reqs_[i]);
+    if (st.ok()) live_[i] = 1;
+    return st;
+  }
+  Status WaitReq(Kind kind, int lane, int t, size_t k) {
+    const size_t i = Req(kind, lane, t, k);
+    if (!live_[i]) return Status::Ok();
+    Status st = t_->Wait(&reqs_[i], a_.deadline);
+    if (st.ok()) live_[i] = 0;
+    return st;
+  }
+  void CancelAll() {
+    const size_t total = 4 * L_.Slots();
+    for (size_t i = 0; i < total; ++i)
+      if (live_[i]) {
+        t_->Cancel(&reqs_[i]);
+        live_[i] = 0;
+      }
+  }
+
+  Status PostReceives() {
+    for (int l = 0; l < p_.num_rs; ++l) {
+      const Lane& ln = p_.rs[l];
+      for (int t = 0; t < ln.steps; ++t)
+        for (size_t k = 0; k < L_.m; ++k) {
+          Range mr = Micro(ln.region, Mod(long(r_) + long(ln.dir) * (ln.steps - t - 1), n_), k);
+          if (mr.count == 0) continue;
+          EQUARX_RETURN_IF_ERROR(Post(kRsRecv, l, t, k, Mod(r_ - ln.dir, n_), 0, RsRecv(l, t, k),
+                                      codec::WireBytes(p_.rs_wire, mr.count)));
+        }
+    }
+    for (int l = 0; l < p_.num_ag; ++l) {
+      const Lane& ln = p_.ag[l];
+      for (int t = 0; t < ln.steps; ++t)
+        for (size_t k = 0; k < L_.m; ++k) {
+          Range mr = Micro(ln.region, Mod(long(r_) - long(ln.dir) * (t + 1), n_), k);
+          if (mr.count == 0) continue;
+          EQUARX_RETURN_IF_ERROR(Post(kAgRecv, l, t, k, Mod(r_ - ln.dir, n_), 1, AgRecv(l, t, k),
+                                      codec::WireBytes(p_.ag_wire, mr.count)));
+        }
+    }
+    return Status::Ok();
+  }
+
+  Status ReduceScatter() {
+    for (int t = 0; t < L_.tmax; ++t)
+      for (size_t k = 0; k < L_.m; ++k)
+        for (int l = 0; l < p_.num_rs; ++l) {
+          const Lane& ln = p_.rs[l];
+          if (t >= ln.steps) continue;
+          Range mr = Micro(ln.region, Mod(long(r_) + long(ln.dir) * (ln.steps - t), n_), k);
+          if (mr.count == 0) continue;
+          uint8_t* out = RsSend(l, t, k);
+          if (t == 0) {
+            codec::Encode(p_.rs_wire, LocalType(), Local(mr), mr.count, out);
+          } else {
+            EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
+            codec::DecodeAccumulateEncode(p_.rs_wire, RsRecv(l, t - 1, k), mr.count, LocalType(),
+                                          Local(mr), out);
+          }
+          EQUARX_RETURN_IF_ERROR(Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
+                                      codec::WireBytes(p_.rs_wire, mr.count)));
+        }
+    return Status::Ok();
+  }
+
+  // The owner's final shard (in f32) for microshard k of region g, then the AG's first send.
+  Status FinishShard(int g, size_t k) {
+    Range mr = Micro(g, r_, k);
+    if (mr.count == 0) return Status::Ok();
+    float* acc = Acc(g, k);
+    bool first = true;
+    for (int l = 0; l < p_.num_rs; ++l) {
+      const Lane& ln = p_.rs[l];
+      if (ln.region != g || ln.steps == 0) continue;
+      EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, ln.steps - 1, k));
+      if (first)
+        codec::DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, LocalType(),
+                                Local(mr), acc);
+      else
+        codec::DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count,
+                                DType::kFloat32, acc, acc);
+      first = false;
+    }
+    if (first) codec::Convert(LocalType(), Local(mr), mr.count, DType::kFloat32, acc);
+    uint8_t* own = AgOwn(g, k);
+    codec::Encode(p_.ag_wire, DType::kFloat32, acc, mr.count, own);
+    codec::Decode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
+    for (int l = 0; l < p_.num_ag; ++l) {
+      const Lane& ln = p_.ag[l];
+      if (ln.region != g || ln.steps == 0) continue;
+      EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, 0, k, Mod(r_ + ln.dir, n_), 1, own,
+                                  codec::WireBytes(p_.ag_wire, mr.count)));
+    }
+    return Status::Ok();
+  }
+
+  Status AllGather() {
+    for (int t = 0; t < L_.tmax; ++t)
+      for (size_t k = 0; k < L_.m; ++k)
+        for (int l = 0; l < p_.num_ag; ++l) {
+          const Lane& ln = p_.ag[l];
+          if (t >= ln.steps) continue;
+          Range mr = Micro(ln.region, Mod(long(r_) - long(ln.dir) * (t + 1), n_), k);
+          if (mr.count == 0) continue;
+          EQUARX_RETURN_IF_ERROR(WaitReq(kAgRecv, l, t, k));
+          uint8_t* in = AgRecv(l, t, k);
+          const size_t bytes = codec::WireBytes(p_.ag_wire, mr.count);
+          if (t + 1 < ln.steps)
+            EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, t + 1, k, Mod(r_ + ln.dir, n_), 1, in, bytes));
+          codec::Decode(p_.ag_wire, in, mr.count, a_.dtype, Out(mr));
+        }
+    return Status::Ok();
+  }
+
+  Status Body() {
+    if (p_.precast_e5m2) {
+      // Contributions cast to e5m2 (and back to f32, exactly) before anything is summed.
+      float* pre = reinterpret_cast<float*>(base_ + L_.precast);
+      uint8_t* tmp = RsSend(0, 0, 0);  // reuse: the e5m2 image, one microshard slot at a time
+      const size_t chunk = L_.rs_slot;
+      for (size_t i = 0; i < a_.count; i += chunk) {
+        const size_t c = std::min(chunk, a_.count - i);
+        codec::Encode(p_.rs_wire, a_.dtype, static_cast<const uint8_t*>(a_.send) + i * esize_, c, tmp);
+        codec::Decode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
+      }
+    }
+    EQUARX_RETURN_IF_ERROR(PostReceives());
+    EQUARX_RETURN_IF_ERROR(ReduceScatter());
+    for (size_t k = 0; k < L_.m; ++k)
+      for (int g = 0; g < p_.num_regions; ++g) EQUARX_RETURN_IF_ERROR(FinishShard(g, k));
+    EQUARX_RETURN_IF_ERROR(AllGather());
+    for (int kind = kRsSend; kind <= kAgSend; kind += 2)
+      for (int l = 0; l < 2; ++l)
+        for (int t = 0; t < L_.tmax; ++t)
+          for (size_t k = 0; k < L_.m; ++k)
+            EQUARX_RETURN_IF_ERROR(WaitReq(Kind(kind), l, t, k));
+    return Status::Ok();
+  }
+
+  const Plan& p_;
+  const RunArgs& a_;
+  transport::Transport* t_;
+  int n_, r_;
+  Layout L_;
+  uint8_t* base_ = nullptr;
+  Request* reqs_ = nullptr;
+  uint8_t* live_ = nullptr;
+  size_t esize_ = 0;
+};
+
+}  // namespace
+
+Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch) {
+  if (args.transport->size() < 2) return Internal("Execute needs at least 2 ranks");
+  return Run(plan, args, scratch).Go();
+}
+
+uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards) {
+  if (ranks < 2) return 0;
+  auto micro = [&](int g, int owner, size_t k) {
+    return SplitBlocks(SplitBlocks(p.regions[g], p.granule, size_t(ranks), size_t(owner)),
+                       p.granule, microshards, k);
+  };
+  uint64_t total = 0;
+  for (int l = 0; l < p.num_rs; ++l)
+    for (int t = 0; t < p.rs[l].steps; ++t)
+      for (size_t k = 0; k < microshards; ++k)
+        total += codec::WireBytes(
+            p.rs_wire, micro(p.rs[l].region, Mod(long(rank) + long(p.rs[l].dir) * (p.rs[l].steps - t), ranks), k).count);
+  for (int l = 0; l < p.num_ag; ++l)
+    for (int t = 0; t < p.ag[l].steps; ++t)
+      for (size_t k = 0; k < microshards; ++k)
+        total += codec::WireBytes(
+            p.ag_wire, micro(p.ag[l].region, Mod(long(rank) - long(p.ag[l].dir) * t, ranks), k).count);
+  return total;
+}
+
+}  // namespace equarx::algo

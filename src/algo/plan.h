@@ -1,0 +1,89 @@
+// equarx algorithm plans: every ring-shaped AllReduce as data.
+//
+// An AllReduce here is a reduce-scatter (RS) followed by an all-gather (AG), each made of
+// *lanes*. A lane is a chain pattern over one region of the tensor, which is cut into N
+// shards (shard c is owned by rank c), with a direction d (+1: rank r sends to r+1, -1: to
+// r-1) and a number of steps T:
+//   RS lane, send step t (0..T-1): rank r sends its partial sum of shard r + d*(T - t)
+//     (mod N): at t = 0 its own contribution, encoded; later decode(received) + own
+//     contribution, re-encoded (in f32, fused). The last receive (step T-1) is shard r itself:
+//     the owner adds it to its own contribution (and to the other lane's chain, if two lanes
+//     share the region, in lane order).
+//   AG lane, send step t: rank r sends shard r - d*t: its own final shard encoded once at
+//     t = 0, later the bytes it received one step before, forwarded unchanged.
+// The algorithm files (ring.cc, full.cc, full_bidir.cc, semi.cc, naive_fp8.cc) only choose
+// lanes and wire formats; executor.cc runs any plan with pipelined microshards.
+#pragma once
+
+#include <cstddef>
+
+#include "algo/partition.h"
+#include "codec/codec.h"
+#include "equarx/options.h"
+#include "equarx/status.h"
+#include "transport/transport.h"
+
+namespace equarx::algo {
+
+struct Lane {
+  int region = 0;  ///< index into Plan::regions
+  int dir = 1;     ///< +1 or -1
+  int steps = 0;   ///< T; 0 = idle lane
+};
+
+struct Plan {
+  const char* name = "";
+  Range regions[2];
+  int num_regions = 1;
+  Lane rs[2];
+  int num_rs = 1;
+  Lane ag[2];
+  int num_ag = 1;
+  codec::WireSpec rs_wire;
+  codec::WireSpec ag_wire;
+  size_t granule = kDefaultBlock;  ///< block size of the partition
+  bool precast_e5m2 = false;       ///< naive fp8: contributions are cast to e5m2 first
+};
+
+/// Everything one rank needs to run a plan.
+struct RunArgs {
+  transport::Transport* transport = nullptr;
+  DType dtype = DType::kFloat32;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  size_t microshards = 4;
+  uint64_t tag_base = 0;
+  transport::Deadline deadline;
+};
+
+/// Scratch reused across calls (grow-only; the hot path allocates nothing once warm).
+class Scratch;
+
+/// What the algorithm builders need to know about a call.
+struct PlanArgs {
+  DType dtype = DType::kFloat32;
+  size_t count = 0;
+  int ranks = 2;
+  Phases phases = Phases::kRSAG;
+  codec::WireSpec quantized;  ///< wire of the quantized phases
+  bool f32_partials = false;  ///< unquantized RS hops carry f32 instead of the dtype
+
+  codec::WireSpec RawRs() const;  ///< the wire of an unquantized RS hop
+  codec::WireSpec RawAg() const;  ///< the wire of an unquantized AG hop (the dtype)
+};
+
+// One builder per algorithm file. `ranks` >= 2.
+Plan MakeRingPlan(const PlanArgs& a);
+Plan MakeFullPlan(const PlanArgs& a);
+Plan MakeFullBidirPlan(const PlanArgs& a);
+Plan MakeSemiPlan(const PlanArgs& a);
+Plan MakeNaiveFp8Plan(const PlanArgs& a);
+
+/// Runs `plan` on this rank (executor.cc). All ranks must run the same plan.
+Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch);
+
+/// Bytes rank `rank` sends when running `plan` with `microshards` (no communication).
+uint64_t PlanWireBytes(const Plan& plan, int rank, int ranks, size_t microshards);
+
+}  // namespace equarx::algo

@@ -1,0 +1,16 @@
+// equarx algorithm selector: options -> the plan every rank runs.
+#pragma once
+
+#include "algo/plan.h"
+#include "equarx/options.h"
+
+namespace equarx::algo {
+
+/// The plan for this call on `ranks` >= 2 ranks. Options must already be validated.
+/// Below options.quantize_min_bytes the unquantized ring is chosen.
+Plan SelectPlan(const AllReduceOptions& options, DType dtype, size_t count, int ranks);
+
+/// The wire format of a codec at a block size.
+codec::WireSpec QuantizedWire(Codec codec, size_t block);
+
+}  // namespace equarx::algo

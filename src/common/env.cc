@@ -1,0 +1,46 @@
+// equarx environment knobs (see env.h).
+#include "common/env.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace equarx::env {
+
+const std::vector<Knob>& Knobs() {
+  static const std::vector<Knob> kKnobs = {
+      {"EQUARX_TIMEOUT_MS", "uint", "300000",
+       "deadline of one collective call in milliseconds when the call's options give none"},
+      {"EQUARX_MICROSHARDS", "uint", "4",
+       "microshards per shard (1..64) when the call's options give none"},
+  };
+  return kKnobs;
+}
+
+namespace {
+
+bool ParseUint(const char* name, uint64_t lo, uint64_t hi, uint32_t* out,
+               std::vector<std::string>* warnings) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long x = std::strtoull(v, &end, 10);
+  if (errno || *end || x < lo || x > hi) {
+    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected an integer in [" +
+                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return false;
+  }
+  *out = uint32_t(x);
+  return true;
+}
+
+}  // namespace
+
+Settings Read() {
+  Settings s;
+  ParseUint("EQUARX_TIMEOUT_MS", 1, 86400000, &s.timeout_ms, &s.warnings);
+  ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
+  return s;
+}
+
+}  // namespace equarx::env

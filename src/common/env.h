@@ -1,0 +1,32 @@
+// equarx environment knobs: every EQUARX_* variable is declared once, in the table in env.cc.
+//
+// Precedence everywhere: an explicit option > the environment variable > the default. The
+// environment is read once, when a communicator is created, never per call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace equarx::env {
+
+struct Knob {
+  const char* name;           ///< e.g. "EQUARX_TIMEOUT_MS"
+  const char* type;           ///< "uint"
+  const char* default_value;  ///< as text
+  const char* doc;
+};
+
+/// The whole table (for equarx-info and docs/configuration.md).
+const std::vector<Knob>& Knobs();
+
+/// Values of the knobs as read now (out-of-range or malformed values fall back to the default
+/// and are reported in `warnings`).
+struct Settings {
+  uint32_t timeout_ms = 300000;
+  uint32_t microshards = 4;
+  std::vector<std::string> warnings;
+};
+Settings Read();
+
+}  // namespace equarx::env

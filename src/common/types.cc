@@ -1,0 +1,88 @@
+// equarx — names and descriptions of dtypes, algorithms, phases and codecs (algorithms as data).
+#include "equarx/types.h"
+
+namespace equarx {
+namespace {
+
+constexpr EnumInfo kAlgorithms[] = {
+    {int(Algorithm::kRing), "ring",
+     "unquantized ring: reduce-scatter + all-gather, input dtype on the wire, f32 sums"},
+    {int(Algorithm::kFull), "full",
+     "EQuARX full loop: one unidirectional ring, requantized in f32 at every hop"},
+    {int(Algorithm::kFullBidir), "full_bidir",
+     "EQuARX full loop with half the data on each ring direction (uses both link directions)"},
+    {int(Algorithm::kSemi), "semi",
+     "EQuARX semi-loop: two chains of ~N/2 hops meet at each owner (fewer requantizations)"},
+    {int(Algorithm::kNaiveFp8), "naive_fp8",
+     "fp8 e5m2 cast without scales, summed in fp8 along the ring (error reference only)"},
+};
+
+constexpr EnumInfo kPhases[] = {
+    {int(Phases::kRS), "rs", "quantized reduce-scatter, all-gather in the input dtype"},
+    {int(Phases::kAG), "ag", "reduce-scatter in the input dtype, quantized all-gather"},
+    {int(Phases::kRSAG), "rs+ag", "both phases quantized"},
+};
+
+constexpr EnumInfo kCodecs[] = {
+    {int(Codec::kInt8), "int8", "dynamic block-wise symmetric int8, f32 absmax scale per block"},
+};
+
+template <size_t N>
+std::string_view NameOf(const EnumInfo (&table)[N], int id) {
+  for (const EnumInfo& e : table)
+    if (e.id == id) return e.name;
+  return "unknown";
+}
+
+template <size_t N>
+std::optional<int> IdOf(const EnumInfo (&table)[N], std::string_view name) {
+  for (const EnumInfo& e : table)
+    if (e.name == name) return e.id;
+  return std::nullopt;
+}
+
+}  // namespace
+
+size_t DTypeSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
+
+std::string_view DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "f32";
+    case DType::kBFloat16: return "bf16";
+    case DType::kFloat16: return "f16";
+  }
+  return "unknown";
+}
+
+std::optional<DType> ParseDType(std::string_view n) {
+  if (n == "f32" || n == "float32" || n == "float") return DType::kFloat32;
+  if (n == "bf16" || n == "bfloat16") return DType::kBFloat16;
+  if (n == "f16" || n == "float16" || n == "fp16" || n == "half") return DType::kFloat16;
+  return std::nullopt;
+}
+
+std::string_view AlgorithmName(Algorithm a) { return NameOf(kAlgorithms, int(a)); }
+std::string_view PhasesName(Phases p) { return NameOf(kPhases, int(p)); }
+std::string_view CodecName(Codec c) { return NameOf(kCodecs, int(c)); }
+
+std::optional<Algorithm> ParseAlgorithm(std::string_view name) {
+  if (auto id = IdOf(kAlgorithms, name)) return Algorithm(*id);
+  return std::nullopt;
+}
+std::optional<Phases> ParsePhases(std::string_view name) {
+  if (name == "rsag" || name == "rs_ag" || name == "all") return Phases::kRSAG;
+  if (auto id = IdOf(kPhases, name)) return Phases(*id);
+  return std::nullopt;
+}
+std::optional<Codec> ParseCodec(std::string_view name) {
+  if (auto id = IdOf(kCodecs, name)) return Codec(*id);
+  return std::nullopt;
+}
+
+const EnumInfo* AlgorithmTable(size_t* n) { *n = std::size(kAlgorithms); return kAlgorithms; }
+const EnumInfo* PhasesTable(size_t* n) { *n = std::size(kPhases); return kPhases; }
+const EnumInfo* CodecTable(size_t* n) { *n = std::size(kCodecs); return kCodecs; }
+
+bool IsQuantized(Algorithm a) { return a != Algorithm::kRing; }
+
+}  // namespace equarx

@@ -1,0 +1,107 @@
+// equarx Communicator: the only place that knows every module. It resolves options against
+// the environment, validates the call on every rank, picks the plan and runs it on the
+// communicator's transport with the communicator's reused scratch.
+#include "equarx/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "algo/scratch.h"
+#include "algo/selector.h"
+#include "common/env.h"
+#include "core/validate.h"
+#include "transport/inproc/inproc_transport.h"
+
+namespace equarx {
+
+struct Communicator::Impl {
+  std::unique_ptr<transport::Transport> transport;
+  env::Settings settings;
+  algo::Scratch scratch;
+  std::vector<core::Descriptor> descriptors;
+  std::vector<transport::Request> check_requests;
+  uint64_t calls = 0;
+};
+
+Communicator::Communicator(std::unique_ptr<transport::Transport> transport)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->transport = std::move(transport);
+  impl_->settings = env::Read();
+  const size_t n = size_t(impl_->transport->size());
+  impl_->descriptors.resize(n);
+  impl_->check_requests.resize(2 * n);
+}
+
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const { return impl_->transport->rank(); }
+int Communicator::size() const { return impl_->transport->size(); }
+
+CommStats Communicator::stats() const {
+  CommStats s;
+  s.bytes_sent = impl_->transport->bytes_sent();
+  s.calls = impl_->calls;
+  return s;
+}
+
+Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType dtype,
+                               const AllReduceOptions& options) {
+  Impl& m = *impl_;
+  transport::Transport* t = m.transport.get();
+  const uint64_t seq = ++m.calls;
+  const size_t microshards = options.microshards ? options.microshards : m.settings.microshards;
+  const uint32_t timeout_ms = options.timeout_ms ? options.timeout_ms : m.settings.timeout_ms;
+  const auto deadline = transport::Clock::now() + std::chrono::milliseconds(timeout_ms);
+  // Every message of call `seq` carries seq in the tag's high half, so nothing left over from
+  // a failed call can match a later one.
+  const uint64_t tag_base = seq << 32;
+
+  Status local = core::CheckLocal(send, recv, count, dtype, options, microshards);
+  if (options.validate && t->size() > 1) {
+    const core::Descriptor mine = core::Describe(count, dtype, options, microshards, local);
+    EQUARX_RETURN_IF_ERROR(core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline,
+                                       m.descriptors.data(), m.check_requests.data()));
+  } else if (!local.ok()) {
+    return local;
+  }
+  if (count == 0) return Status::Ok();
+  if (t->size() == 1) {
+    if (send != recv) std::memcpy(recv, send, count * DTypeSize(dtype));
+    return Status::Ok();
+  }
+
+  algo::Plan plan = algo::SelectPlan(options, dtype, count, t->size());
+  algo::RunArgs args;
+  args.transport = t;
+  args.dtype = dtype;
+  args.send = send;
+  args.recv = recv;
+  args.count = count;
+  args.microshards = microshards;
+  args.tag_base = tag_base;
+  args.deadline = deadline;
+  return algo::Execute(plan, args, &m.scratch);
+}
+
+uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
+                                        const AllReduceOptions& options) {
+  if (ranks < 2 || count == 0) return 0;
+  const size_t microshards = options.microshards ? options.microshards : env::Read().microshards;
+  algo::Plan plan = algo::SelectPlan(options, dtype, count, ranks);
+  return algo::PlanWireBytes(plan, 0, ranks, microshards);
+}
+
+Status CreateInProcessGroup(int ranks, std::vector<std::unique_ptr<Communicator>>* out) {
+  if (!out) return InvalidArgument("CreateInProcessGroup: out is null");
+  if (ranks < 1 || ranks > 4096)
+    return InvalidArgument("CreateInProcessGroup: ranks " + std::to_string(ranks) +
+                           " is out of range [1, 4096]");
+  auto fabric = transport::CreateInprocFabric(ranks);
+  out->clear();
+  for (int r = 0; r < ranks; ++r)
+    out->push_back(std::make_unique<Communicator>(transport::CreateInprocTransport(fabric, r)));
+  return Status::Ok();
+}
+
+}  // namespace equarx

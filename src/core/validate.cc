@@ -1,0 +1,130 @@
+// equarx call validation (see validate.h).
+#include "core/validate.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace equarx::core {
+namespace {
+constexpr uint32_t kMagic = 0x45515258;  // "EQRX"
+constexpr uint32_t kVersion = 1;
+}  // namespace
+
+Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
+                  const AllReduceOptions& o, size_t microshards) {
+  if (uint8_t(dtype) > uint8_t(DType::kFloat16))
+    return InvalidArgument("unsupported dtype " + std::to_string(int(dtype)));
+  if (uint8_t(o.algorithm) > uint8_t(Algorithm::kNaiveFp8))
+    return InvalidArgument("unknown algorithm " + std::to_string(int(o.algorithm)));
+  if (o.phases != Phases::kRS && o.phases != Phases::kAG && o.phases != Phases::kRSAG)
+    return InvalidArgument("unknown phases " + std::to_string(int(o.phases)));
+  if (uint8_t(o.codec) > uint8_t(Codec::kInt8))
+    return InvalidArgument("unknown codec " + std::to_string(int(o.codec)));
+  if (o.block < kMinBlock || o.block > kMaxBlock)
+    return InvalidArgument("block size " + std::to_string(o.block) + " is out of range [" +
+                           std::to_string(kMinBlock) + ", " + std::to_string(kMaxBlock) + "]");
+  if (microshards < 1 || microshards > kMaxMicroshards)
+    return InvalidArgument("microshards " + std::to_string(microshards) + " is out of range [1, " +
+                           std::to_string(kMaxMicroshards) + "]");
+  if (count > (SIZE_MAX / 8) / DTypeSize(dtype))
+    return InvalidArgument("count " + std::to_string(count) + " is too large");
+  if (count == 0) return Status::Ok();
+  if (!send) return InvalidArgument("send buffer is null");
+  if (!recv) return InvalidArgument("recv buffer is null");
+  if (send != recv) {
+    const auto* s = static_cast<const uint8_t*>(send);
+    const auto* r = static_cast<const uint8_t*>(recv);
+    const size_t bytes = count * DTypeSize(dtype);
+    if (s < r + bytes && r < s + bytes)
+      return InvalidArgument("send and recv buffers overlap without being the same buffer");
+  }
+  return Status::Ok();
+}
+
+Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t microshards,
+                    const Status& local) {
+  Descriptor d;
+  std::memset(&d, 0, sizeof d);
+  d.magic = kMagic;
+  d.version = kVersion;
+  d.count = count;
+  d.quantize_min_bytes = o.quantize_min_bytes;
+  d.block = uint32_t(std::min<size_t>(o.block, UINT32_MAX));
+  d.microshards = uint32_t(std::min<size_t>(microshards, UINT32_MAX));
+  d.dtype = uint8_t(dtype);
+  d.algorithm = uint8_t(o.algorithm);
+  d.phases = uint8_t(o.phases);
+  d.codec = uint8_t(o.codec);
+  d.f32_partials = o.f32_partials ? 1 : 0;
+  d.error_code = uint32_t(local.code());
+  std::strncpy(d.error, local.message().c_str(), sizeof d.error - 1);
+  return d;
+}
+
+namespace {
+
+// First field in which `b` differs from `a`, as "name a vs b", or "" if none.
+std::string Diff(const Descriptor& a, const Descriptor& b) {
+  auto f = [](const char* name, uint64_t x, uint64_t y) {
+    return std::string(name) + " " + std::to_string(y) + " (rank 0 has " + std::to_string(x) + ")";
+  };
+  if (a.magic != b.magic || a.version != b.version) return f("protocol", a.version, b.version);
+  if (a.count != b.count) return f("count", a.count, b.count);
+  if (a.dtype != b.dtype) return f("dtype", a.dtype, b.dtype);
+  if (a.algorithm != b.algorithm) return f("algorithm", a.algorithm, b.algorithm);
+  if (a.phases != b.phases) return f("phases", a.phases, b.phases);
+  if (a.codec != b.codec) return f("codec", a.codec, b.codec);
+  if (a.f32_partials != b.f32_partials) return f("f32_partials", a.f32_partials, b.f32_partials);
+  if (a.block != b.block) return f("block", a.block, b.block);
+  if (a.microshards != b.microshards) return f("microshards", a.microshards, b.microshards);
+  if (a.quantize_min_bytes != b.quantize_min_bytes)
+    return f("quantize_min_bytes", a.quantize_min_bytes, b.quantize_min_bytes);
+  return "";
+}
+
+}  // namespace
+
+Status Agree(transport::Transport* t, const Descriptor& mine, uint64_t tag,
+             transport::Deadline deadline, Descriptor* all, transport::Request* reqs) {
+  const int n = t->size(), me = t->rank();
+  all[me] = mine;
+  Status st;
+  int posted = 0;
+  for (int p = 0; p < n && st.ok(); ++p) {
+    if (p == me) continue;
+    st = t->Irecv(p, tag, &all[p], sizeof(Descriptor), &reqs[2 * p]);
+    if (st.ok()) st = t->Isend(p, tag, &mine, sizeof(Descriptor), &reqs[2 * p + 1]);
+    if (st.ok()) posted = p + 1;
+  }
+  // Wait for everything (cancel what is left on failure) before reading.
+  for (int p = 0; p < posted; ++p) {
+    if (p == me) continue;
+    for (int j = 0; j < 2; ++j) {
+      if (st.ok()) {
+        Status w = t->Wait(&reqs[2 * p + j], deadline);
+        if (!w.ok()) {
+          st = Status(w.code(), "argument check: " + w.message());
+          t->Cancel(&reqs[2 * p + j]);
+        }
+      } else {
+        t->Cancel(&reqs[2 * p + j]);
+      }
+    }
+  }
+  if (!st.ok()) return st;
+  for (int p = 0; p < n; ++p) {
+    if (all[p].error_code != 0) {
+      std::string msg(all[p].error, strnlen(all[p].error, sizeof all[p].error));
+      return Status(StatusCode(all[p].error_code),
+                    p == me ? msg : "rank " + std::to_string(p) + ": " + msg);
+    }
+  }
+  for (int p = 1; p < n; ++p) {
+    std::string d = Diff(all[0], all[p]);
+    if (!d.empty()) return Mismatch("ranks disagree: rank " + std::to_string(p) + " passes " + d);
+  }
+  return Status::Ok();
+}
+
+}  // namespace equarx::core

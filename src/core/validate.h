@@ -1,0 +1,40 @@
+// equarx call validation: local argument checks plus the descriptor exchange that makes an
+// invalid or mismatched call fail on every rank instead of hanging the others.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "equarx/options.h"
+#include "equarx/status.h"
+#include "transport/transport.h"
+
+namespace equarx::core {
+
+/// What a rank says about its call before any data moves. Trivially copyable, fixed size.
+struct Descriptor {
+  uint32_t magic;
+  uint32_t version;
+  uint64_t count;
+  uint64_t quantize_min_bytes;
+  uint32_t block;
+  uint32_t microshards;
+  uint8_t dtype, algorithm, phases, codec, f32_partials;
+  uint32_t error_code;  // StatusCode of the local check, 0 if fine
+  char error[64];       // its message, truncated
+};
+
+/// Checks this rank's arguments only. `microshards` is the resolved count.
+Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
+                  const AllReduceOptions& o, size_t microshards);
+
+Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t microshards,
+                    const Status& local);
+
+/// Sends `mine` to every rank and receives theirs; returns the first rank's local error, a
+/// mismatch, or a transport failure — the same verdict on every rank.
+Status Agree(transport::Transport* t, const Descriptor& mine, uint64_t tag,
+             transport::Deadline deadline, Descriptor* all /* [size] */,
+             transport::Request* reqs /* [2 * size] */);
+
+}  // namespace equarx::core

@@ -1,0 +1,52 @@
+// equarx transport — the one interface every backend implements.
+//
+// Non-blocking point-to-point messages between ranks of a fixed group, matched by
+// (source, tag) in posting order, as in MPI. The transport moves bytes and nothing else: it
+// never sees a scale or an element type. Every wait takes an absolute deadline, so no call
+// can hang forever; a request that cannot complete is cancelled before its buffer is reused.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "equarx/status.h"
+
+namespace equarx::transport {
+
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+/// Storage for one in-flight operation. Owned by the caller, which must keep it at a stable
+/// address from isend/irecv until Wait or Cancel returns; the backend keeps its state inside.
+struct Request {
+  alignas(16) unsigned char state[96];
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// Starts sending `bytes` from `buf` to `peer`. `buf` must stay valid and unchanged until
+  /// the request completes.
+  virtual Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) = 0;
+  /// Starts receiving exactly `bytes` into `buf` from `peer`. A message of another length is an
+  /// error reported by Wait.
+  virtual Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) = 0;
+  /// Blocks until `req` completes or `deadline` passes (then kTimeout; the request stays live
+  /// and must be waited on again or cancelled).
+  virtual Status Wait(Request* req, Deadline deadline) = 0;
+  /// Non-blocking completion check: true when done (then `*status` holds its result).
+  virtual bool Test(Request* req, Status* status) = 0;
+  /// Withdraws a request that has not completed; afterwards its buffer is free. Safe on a
+  /// request that already completed.
+  virtual void Cancel(Request* req) = 0;
+
+  /// Bytes this rank has handed to Isend so far.
+  virtual uint64_t bytes_sent() const = 0;
+};
+
+}  // namespace equarx::transport

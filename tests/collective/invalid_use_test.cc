@@ -1,0 +1,142 @@
+// Invalid use: every case returns a clear error status on every rank — no crash, no hang.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "support/harness.h"
+#include "support/oracle.h"
+
+namespace equarx::testing {
+namespace {
+
+constexpr size_t kCount = 4096;
+
+// Runs an AllReduce where rank `bad` gets its arguments changed by `spoil`.
+std::vector<Status> RunWithOneBadRank(int n, int bad,
+                                      const std::function<void(const void**, void**, size_t*, DType*,
+                                                               AllReduceOptions*)>& spoil) {
+  auto in = MakeInputs(n, kCount, DType::kFloat32, 1);
+  auto out = in;
+  return RunRanks(n, [&](Communicator& c) {
+    const void* send = in[size_t(c.rank())].data();
+    void* recv = out[size_t(c.rank())].data();
+    size_t count = kCount;
+    DType dtype = DType::kFloat32;
+    AllReduceOptions o;
+    o.timeout_ms = 20000;
+    if (c.rank() == bad) spoil(&send, &recv, &count, &dtype, &o);
+    return c.AllReduce(send, recv, count, dtype, o);
+  });
+}
+
+void ExpectAll(const std::vector<Status>& st, StatusCode code, const std::string& needle) {
+  for (size_t r = 0; r < st.size(); ++r) {
+    EXPECT_EQ(st[r].code(), code) << "rank " << r << ": " << st[r].ToString();
+    EXPECT_NE(st[r].message().find(needle), std::string::npos) << "rank " << r << ": " << st[r].ToString();
+  }
+}
+
+TEST(InvalidUse, NullBuffersFailOnEveryRank) {
+  for (int n : {1, 2, 5}) {
+    auto st = RunWithOneBadRank(n, n - 1, [](const void** s, void**, size_t*, DType*, AllReduceOptions*) { *s = nullptr; });
+    ExpectAll(st, StatusCode::kInvalidArgument, "send buffer is null");
+    st = RunWithOneBadRank(n, 0, [](const void**, void** r, size_t*, DType*, AllReduceOptions*) { *r = nullptr; });
+    ExpectAll(st, StatusCode::kInvalidArgument, "recv buffer is null");
+  }
+}
+
+TEST(InvalidUse, NamesTheOffendingRank) {
+  auto st = RunWithOneBadRank(4, 2, [](const void** s, void**, size_t*, DType*, AllReduceOptions*) { *s = nullptr; });
+  EXPECT_NE(st[0].message().find("rank 2"), std::string::npos) << st[0].ToString();
+}
+
+TEST(InvalidUse, BlockOutOfRange) {
+  for (size_t block : {0, 31, 4097, 1 << 20}) {
+    auto st = RunWithOneBadRank(3, 1, [&](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->block = block; });
+    ExpectAll(st, StatusCode::kInvalidArgument, "block size");
+  }
+}
+
+TEST(InvalidUse, UnsupportedDtypeAndEnums) {
+  auto st = RunWithOneBadRank(3, 0, [](const void**, void**, size_t*, DType* d, AllReduceOptions*) { *d = DType(9); });
+  ExpectAll(st, StatusCode::kInvalidArgument, "dtype");
+  st = RunWithOneBadRank(3, 2, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->algorithm = Algorithm(77); });
+  ExpectAll(st, StatusCode::kInvalidArgument, "algorithm");
+  st = RunWithOneBadRank(3, 2, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->phases = Phases(0); });
+  ExpectAll(st, StatusCode::kInvalidArgument, "phases");
+  st = RunWithOneBadRank(2, 1, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->codec = Codec(5); });
+  ExpectAll(st, StatusCode::kInvalidArgument, "codec");
+  st = RunWithOneBadRank(2, 1, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->microshards = 65; });
+  ExpectAll(st, StatusCode::kInvalidArgument, "microshards");
+}
+
+TEST(InvalidUse, OverlappingBuffers) {
+  std::vector<float> buf(2 * kCount);
+  auto st = RunWithOneBadRank(2, 0, [&](const void** s, void** r, size_t*, DType*, AllReduceOptions*) {
+    *s = buf.data();
+    *r = buf.data() + 1;
+  });
+  ExpectAll(st, StatusCode::kInvalidArgument, "overlap");
+}
+
+TEST(Mismatch, CountsDtypesAndOptionsThatDifferBetweenRanks) {
+  auto st = RunWithOneBadRank(4, 3, [](const void**, void**, size_t* c, DType*, AllReduceOptions*) { *c = kCount - 1; });
+  ExpectAll(st, StatusCode::kMismatch, "count");
+  st = RunWithOneBadRank(4, 1, [](const void**, void**, size_t*, DType* d, AllReduceOptions*) { *d = DType::kBFloat16; });
+  ExpectAll(st, StatusCode::kMismatch, "dtype");
+  st = RunWithOneBadRank(3, 1, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->algorithm = Algorithm::kSemi; });
+  ExpectAll(st, StatusCode::kMismatch, "algorithm");
+  st = RunWithOneBadRank(3, 2, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->phases = Phases::kAG; });
+  ExpectAll(st, StatusCode::kMismatch, "phases");
+  st = RunWithOneBadRank(3, 2, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->block = 128; });
+  ExpectAll(st, StatusCode::kMismatch, "block");
+  st = RunWithOneBadRank(3, 0, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->microshards = 2; });
+  ExpectAll(st, StatusCode::kMismatch, "microshards");
+  st = RunWithOneBadRank(3, 0, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->quantize_min_bytes = 1; });
+  ExpectAll(st, StatusCode::kMismatch, "quantize_min_bytes");
+}
+
+TEST(Mismatch, ZeroCountOnOneRankIsAMismatchNotAHang) {
+  auto st = RunWithOneBadRank(3, 1, [](const void**, void**, size_t* c, DType*, AllReduceOptions*) { *c = 0; });
+  ExpectAll(st, StatusCode::kMismatch, "count");
+}
+
+TEST(Deadline, ARankThatNeverArrivesTimesOutTheOthers) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
+  auto in = MakeInputs(3, kCount, DType::kFloat32, 1);
+  auto out = in;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto st = RunRanks(comms, [&](Communicator& c) {
+    if (c.rank() == 2) return Status::Ok();  // never calls
+    AllReduceOptions o;
+    o.timeout_ms = 300;
+    return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
+  });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(st[0].code(), StatusCode::kTimeout) << st[0].ToString();
+  EXPECT_EQ(st[1].code(), StatusCode::kTimeout) << st[1].ToString();
+  EXPECT_LT(secs, 5.0);
+  // Without validation the collective itself times out too.
+  auto st2 = RunRanks(comms, [&](Communicator& c) {
+    if (c.rank() == 0) return Status::Ok();
+    AllReduceOptions o;
+    o.timeout_ms = 300;
+    o.validate = false;
+    return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
+  });
+  EXPECT_EQ(st2[1].code(), StatusCode::kTimeout) << st2[1].ToString();
+  EXPECT_EQ(st2[2].code(), StatusCode::kTimeout) << st2[2].ToString();
+}
+
+TEST(InvalidUse, GroupSizeOutOfRange) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  EXPECT_EQ(CreateInProcessGroup(0, &comms).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateInProcessGroup(-3, &comms).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateInProcessGroup(2, nullptr).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace equarx::testing

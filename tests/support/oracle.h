@@ -1,0 +1,56 @@
+// Test data and oracles: seeded generators, typed buffers, the f64 exact sum and the
+// analytic error bound of every configuration.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "equarx/options.h"
+#include "equarx/types.h"
+
+namespace equarx::testing {
+
+/// Deterministic generator (splitmix64), the same numbers on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t Next();
+  double Uniform();  ///< [0, 1)
+  double Normal();   ///< N(0, 1), Box-Muller
+
+ private:
+  uint64_t s_;
+};
+
+/// Elements stored in a dtype, with f64 access for oracles.
+struct Buffer {
+  DType dtype = DType::kFloat32;
+  std::vector<uint8_t> bytes;
+
+  Buffer() = default;
+  Buffer(DType t, size_t n) : dtype(t), bytes(n * DTypeSize(t)) {}
+  size_t size() const { return bytes.size() / DTypeSize(dtype); }
+  void* data() { return bytes.data(); }
+  const void* data() const { return bytes.data(); }
+  double Get(size_t i) const;
+  void Set(size_t i, double v);  ///< rounds to the dtype (nearest even)
+  bool operator==(const Buffer& o) const { return dtype == o.dtype && bytes == o.bytes; }
+};
+
+/// Per-rank inputs: N(0,1) scaled by `scale`, or small integers if `integers`.
+std::vector<Buffer> MakeInputs(int ranks, size_t n, DType dtype, uint64_t seed,
+                               bool integers = false, double scale = 1.0);
+
+/// Exact sum over ranks in f64.
+std::vector<double> ExactSum(const std::vector<Buffer>& inputs);
+
+/// Per element, an upper bound of |result - exact| for this configuration on these inputs
+/// (see oracle.cc for the derivation). Inputs must be finite.
+std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
+                               DType dtype);
+
+/// Mean squared error of `result` against `reference` rounded to the result's dtype.
+double MseAgainstRounded(const Buffer& result, const std::vector<double>& reference);
+
+}  // namespace equarx::testing
