@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config libhwy-dev libgtest-dev libgmock-dev
-      libbenchmark-dev python3)
+      libbenchmark-dev openmpi-bin libopenmpi-dev python3)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "support/harness.h"
+#include "codec/codec.h"
 #include "support/oracle.h"
 
 namespace equarx::testing {
@@ -277,6 +278,48 @@ TEST(Threshold, SmallMessagesUseTheUnquantizedRing) {
   for (size_t i = 0; i < exact.size(); ++i) ASSERT_EQ(out[0].Get(i), exact[i]);
   EXPECT_EQ(Communicator::WireBytesPerRank(1000, DType::kFloat32, 4, o),
             Communicator::WireBytesPerRank(1000, DType::kFloat32, 4, AllReduceOptions{Algorithm::kRing}));
+}
+
+}  // namespace
+}  // namespace equarx::testing
+
+namespace equarx::testing {
+namespace {
+
+TEST(Quantized, AboutAMillionElementsOnEightRanks) {
+  const size_t count = (1 << 20) + 17;
+  auto in = MakeInputs(8, count, DType::kBFloat16, 77);
+  auto exact = ExactSum(in);
+  for (const Config& c : kQuantized) {
+    AllReduceOptions o;
+    o.algorithm = c.algo;
+    o.phases = c.phases;
+    auto out = Reduce(in, o, c.algo == Algorithm::kSemi);
+    ExpectIdentical(out, Name(c));
+    auto bound = ErrorBound(in, o, DType::kBFloat16);
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_LE(std::fabs(out[0].Get(i) - exact[i]), bound[i]) << Name(c) << " element " << i;
+  }
+}
+
+// The whole collective gives the same bits whichever SIMD target the kernels run on.
+TEST(Determinism, SameBitsOnEverySimdTarget) {
+  auto in = MakeInputs(5, 77777, DType::kBFloat16, 8);
+  in[2].Set(500, INFINITY);
+  in[3].Set(9000, NAN);
+  for (const Config& c : kQuantized) {
+    AllReduceOptions o;
+    o.algorithm = c.algo;
+    o.phases = c.phases;
+    std::vector<Buffer> first;
+    for (int64_t target : codec::AvailableTargets()) {
+      codec::ForceTarget(target);
+      auto out = Reduce(in, o, false);
+      if (first.empty()) first = out;
+      EXPECT_TRUE(out[0] == first[0]) << Name(c) << " on " << codec::TargetName(target);
+    }
+    codec::ForceTarget(0);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,151 @@
+// equarx MPI transport (see mpi_transport.h).
+#include "transport/mpi/mpi_transport.h"
+
+#include <climits>
+#include <new>
+#include <string>
+#include <thread>
+
+namespace equarx::transport {
+namespace {
+
+struct MpiReq {
+  MPI_Request req = MPI_REQUEST_NULL;
+  int peer = 0;
+  int sending = 0;
+  int done = 0;
+  int error = MPI_SUCCESS;
+};
+static_assert(sizeof(MpiReq) <= sizeof(Request::state), "Request storage too small");
+
+MpiReq* AsReq(Request* r) { return std::launder(reinterpret_cast<MpiReq*>(r->state)); }
+
+std::string MpiError(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return std::string(text, size_t(len));
+}
+
+class MpiTransport final : public Transport {
+ public:
+  MpiTransport(MPI_Comm comm, int rank, int size, int tag_ub)
+      : comm_(comm), rank_(rank), size_(size), tag_ub_(tag_ub) {}
+  ~MpiTransport() override { MPI_Comm_free(&comm_); }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override {
+    EQUARX_RETURN_IF_ERROR(Check(peer, bytes, "send to"));
+    MpiReq* r = new (req->state) MpiReq();
+    r->peer = peer;
+    r->sending = 1;
+    bytes_sent_ += bytes;
+    int rc = MPI_Isend(buf, int(bytes), MPI_BYTE, peer, Tag(tag), comm_, &r->req);
+    if (rc != MPI_SUCCESS) return RemoteError("MPI_Isend to rank " + std::to_string(peer) + ": " + MpiError(rc));
+    return Status::Ok();
+  }
+
+  Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override {
+    EQUARX_RETURN_IF_ERROR(Check(peer, bytes, "receive from"));
+    MpiReq* r = new (req->state) MpiReq();
+    r->peer = peer;
+    int rc = MPI_Irecv(buf, int(bytes), MPI_BYTE, peer, Tag(tag), comm_, &r->req);
+    if (rc != MPI_SUCCESS) return RemoteError("MPI_Irecv from rank " + std::to_string(peer) + ": " + MpiError(rc));
+    return Status::Ok();
+  }
+
+  Status Wait(Request* req, Deadline deadline) override {
+    MpiReq* r = AsReq(req);
+    // Poll: MPI_Wait cannot time out. Spin briefly (low latency), then yield the core.
+    for (unsigned spins = 0; !r->done; ++spins) {
+      Poll(r);
+      if (r->done) break;
+      if ((spins & 63) == 63 && Clock::now() >= deadline)
+        return Timeout(std::string(r->sending ? "send to" : "receive from") + " rank " +
+                       std::to_string(r->peer) + " did not complete in time");
+      if (spins > 1024) std::this_thread::yield();
+    }
+    return ResultOf(r);
+  }
+
+  bool Test(Request* req, Status* status) override {
+    MpiReq* r = AsReq(req);
+    Poll(r);
+    if (!r->done) return false;
+    *status = ResultOf(r);
+    return true;
+  }
+
+  void Cancel(Request* req) override {
+    MpiReq* r = AsReq(req);
+    if (r->done || r->req == MPI_REQUEST_NULL) return;
+    MPI_Cancel(&r->req);
+    MPI_Request_free(&r->req);
+    r->done = 1;
+  }
+
+  uint64_t bytes_sent() const override { return bytes_sent_; }
+
+ private:
+  Status Check(int peer, size_t bytes, const char* what) const {
+    if (peer < 0 || peer >= size_) return InvalidArgument(std::string(what) + " rank out of range");
+    if (bytes > size_t(INT_MAX))
+      return Unsupported("a single message of " + std::to_string(bytes) +
+                         " bytes exceeds MPI's 2 GiB count; use more microshards");
+    return Status::Ok();
+  }
+  // Our 64-bit tags carry the call number in the high half; MPI tags are at least 15 bits
+  // (MPI_TAG_UB, 2^31-1 in Open MPI). Keep the low bits of both halves; MPI matches in order
+  // per (source, tag), so the rare reuse of a value is still correct.
+  int Tag(uint64_t tag) const {
+    const uint64_t call = tag >> 32, local = tag & 0xFFFFFF;
+    const uint64_t t = ((call & 0x7F) << 24) | local;
+    return int(t % (uint64_t(tag_ub_) + 1));
+  }
+  void Poll(MpiReq* r) {
+    if (r->done) return;
+    int flag = 0;
+    MPI_Status st;
+    int rc = MPI_Test(&r->req, &flag, &st);
+    if (rc != MPI_SUCCESS) {
+      r->done = 1;
+      r->error = rc;
+      return;
+    }
+    if (flag) r->done = 1;
+  }
+  static Status ResultOf(const MpiReq* r) {
+    if (r->error == MPI_SUCCESS) return Status::Ok();
+    return RemoteError(std::string(r->sending ? "send to" : "receive from") + " rank " +
+                       std::to_string(r->peer) + " failed: " + MpiError(r->error));
+  }
+
+  MPI_Comm comm_;
+  int rank_, size_, tag_ub_;
+  uint64_t bytes_sent_ = 0;
+};
+
+}  // namespace
+
+Status CreateMpiTransport(MPI_Comm comm, std::unique_ptr<Transport>* out) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return InvalidArgument("MPI is not initialized");
+  if (comm == MPI_COMM_NULL) return InvalidArgument("communicator is MPI_COMM_NULL");
+  MPI_Comm dup;
+  int rc = MPI_Comm_dup(comm, &dup);
+  if (rc != MPI_SUCCESS) return RemoteError("MPI_Comm_dup: " + MpiError(rc));
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  int rank = 0, size = 0, flag = 0;
+  MPI_Comm_rank(dup, &rank);
+  MPI_Comm_size(dup, &size);
+  int* ub = nullptr;
+  MPI_Comm_get_attr(dup, MPI_TAG_UB, &ub, &flag);
+  const int tag_ub = (flag && ub) ? *ub : 32767;
+  *out = std::make_unique<MpiTransport>(dup, rank, size, tag_ub);
+  return Status::Ok();
+}
+
+}  // namespace equarx::transport

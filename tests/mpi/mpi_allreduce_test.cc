@@ -1,0 +1,126 @@
+// AllReduce over MPI, one process per rank (run by CTest under mpirun -np 1..8).
+// Every rank draws every rank's inputs from the same seeds, so each can check its result
+// against the f64 exact sum itself; results are compared bitwise with rank 0's (broadcast),
+// and every verdict is agreed across ranks so a failure on one rank fails them all.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <string>
+
+#include "equarx/mpi.h"
+#include "support/oracle.h"
+
+namespace equarx::testing {
+namespace {
+
+int Rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
+int Size() { int n; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }
+
+// True on every rank iff `ok` on every rank.
+bool AllAgree(bool ok) {
+  int v = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+class Mpi : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(CreateMpiCommunicator(MPI_COMM_WORLD, &comm_).ok()); }
+  std::unique_ptr<Communicator> comm_;
+};
+
+// Runs one configuration; returns "" or what went wrong on this rank.
+std::string Check(Communicator& c, size_t count, DType dt, const AllReduceOptions& o,
+                  bool integers, bool in_place) {
+  const int n = c.size(), me = c.rank();
+  auto in = MakeInputs(n, count, dt, 31 + count, integers);
+  Buffer out = in[size_t(me)];
+  Status st = c.AllReduce(in_place ? out.data() : in[size_t(me)].data(), out.data(), count, dt, o);
+  if (!st.ok()) return st.ToString();
+  Buffer root = out;
+  if (!root.bytes.empty())
+    MPI_Bcast(root.data(), int(root.bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (!(root == out)) return "result differs from rank 0's";
+  auto exact = ExactSum(in);
+  auto bound = ErrorBound(in, o, dt);
+  for (size_t i = 0; i < count; ++i) {
+    const double err = std::fabs(out.Get(i) - exact[i]);
+    if (integers && !IsQuantized(o.algorithm) ? err != 0 : !(err <= bound[i]))
+      return "element " + std::to_string(i) + " err " + std::to_string(err);
+  }
+  return "";
+}
+
+TEST_F(Mpi, UnquantizedRingIsExactOnIntegers) {
+  for (DType dt : {DType::kFloat32, DType::kBFloat16})
+    for (size_t count : {size_t(0), size_t(1), size_t(63), size_t(64) * size_t(Size()) - 1, size_t(100003)}) {
+      AllReduceOptions o;
+      o.algorithm = Algorithm::kRing;
+      std::string err = Check(*comm_, count, dt, o, true, count % 2 == 1);
+      EXPECT_TRUE(AllAgree(err.empty())) << "rank " << Rank() << " count " << count << ": " << err;
+    }
+}
+
+TEST_F(Mpi, EveryConfigurationWithinBoundAndIdentical) {
+  const Algorithm algos[] = {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi};
+  for (Algorithm a : algos)
+    for (Phases p : {Phases::kRS, Phases::kAG, Phases::kRSAG})
+      for (size_t count : {size_t(1), size_t(65), size_t(64) * size_t(Size()) - 1, size_t(7919), size_t(100003)}) {
+        AllReduceOptions o;
+        o.algorithm = a;
+        o.phases = p;
+        std::string err = Check(*comm_, count, DType::kBFloat16, o, false, count % 2 == 0);
+        EXPECT_TRUE(AllAgree(err.empty())) << "rank " << Rank() << " " << AlgorithmName(a) << "/"
+                                           << PhasesName(p) << " count " << count << ": " << err;
+      }
+  AllReduceOptions o;
+  o.algorithm = Algorithm::kNaiveFp8;
+  std::string err = Check(*comm_, 5000, DType::kFloat32, o, false, false);
+  EXPECT_TRUE(AllAgree(err.empty())) << err;
+}
+
+TEST_F(Mpi, MismatchedCountIsReportedOnEveryRank) {
+  if (Size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<float> a(1000, 1.0f), b(1000);
+  const size_t count = Rank() == Size() - 1 ? 999 : 1000;
+  Status st = comm_->AllReduce(a.data(), b.data(), count, DType::kFloat32);
+  EXPECT_TRUE(AllAgree(st.code() == StatusCode::kMismatch)) << st.ToString();
+}
+
+TEST_F(Mpi, NullBufferOnOneRankIsReportedOnEveryRank) {
+  std::vector<float> a(1000, 1.0f), b(1000);
+  const float* send = Rank() == 0 ? nullptr : a.data();
+  Status st = comm_->AllReduce(send, b.data(), 1000, DType::kFloat32);
+  EXPECT_TRUE(AllAgree(st.code() == StatusCode::kInvalidArgument &&
+                       st.message().find("send buffer is null") != std::string::npos))
+      << st.ToString();
+}
+
+TEST_F(Mpi, TransportCountsThePlannedWireBytes) {
+  std::vector<uint16_t> a(1 << 16, 0x3F80), b(1 << 16);
+  AllReduceOptions o;
+  o.validate = false;
+  Status st = comm_->AllReduce(a.data(), b.data(), a.size(), DType::kBFloat16, o);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  if (Rank() == 0)
+    EXPECT_EQ(comm_->stats().bytes_sent, Communicator::WireBytesPerRank(a.size(), DType::kBFloat16, Size(), o));
+}
+
+}  // namespace
+}  // namespace equarx::testing
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  // Only rank 0 prints the report; every rank runs every test.
+  if (equarx::testing::Rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int rc = RUN_ALL_TESTS();
+  int any = rc, worst = 0;
+  MPI_Allreduce(&any, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}
