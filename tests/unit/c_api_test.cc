@@ -1,0 +1,118 @@
+// The C API: result codes, config versioning, bad arguments, last-error messages.
+#include "equarx/equarx.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Runs one AllReduce per rank on its own thread with per-rank configs.
+std::vector<equarxResult_t> RunAll(std::vector<equarxComm_t>& comms,
+                                   std::vector<equarxConfig_t>& configs,
+                                   std::vector<std::vector<float>>& data,
+                                   equarxDataType_t dt = equarxFloat32) {
+  std::vector<equarxResult_t> out(comms.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < comms.size(); ++r)
+    threads.emplace_back([&, r] {
+      out[r] = equarxAllReduce(data[r].data(), data[r].data(), data[r].size(), dt, &configs[r], comms[r]);
+    });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+TEST(CApi, ErrorStringsAreStableNames) {
+  EXPECT_STREQ(equarxGetErrorString(equarxSuccess), "ok");
+  EXPECT_STREQ(equarxGetErrorString(equarxInvalidArgument), "invalid_argument");
+  EXPECT_STREQ(equarxGetErrorString(equarxMismatch), "mismatch");
+  EXPECT_STREQ(equarxGetErrorString(equarxTimeout), "timeout");
+  EXPECT_STREQ(equarxGetErrorString(equarxResult_t(999)), "unknown");
+}
+
+TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
+  EXPECT_EQ(equarxAllReduce(nullptr, nullptr, 1, equarxFloat32, nullptr, nullptr), equarxInvalidArgument);
+  EXPECT_EQ(equarxCommCreateInProcess(2, nullptr), equarxInvalidArgument);
+  EXPECT_EQ(equarxCommDestroy(nullptr), equarxInvalidArgument);
+  EXPECT_EQ(equarxCommRank(nullptr, nullptr), equarxInvalidArgument);
+  EXPECT_STREQ(equarxCommGetLastError(nullptr), "communicator is NULL");
+  equarxComm_t c[1];
+  EXPECT_EQ(equarxCommCreateInProcess(0, c), equarxInvalidArgument);
+}
+
+TEST(CApi, AllReduceWithDefaultsAndLastError) {
+  const int n = 3;
+  std::vector<equarxComm_t> comms(n);
+  ASSERT_EQ(equarxCommCreateInProcess(n, comms.data()), equarxSuccess);
+  int rank = -1, count = -1;
+  ASSERT_EQ(equarxCommRank(comms[2], &rank), equarxSuccess);
+  ASSERT_EQ(equarxCommCount(comms[2], &count), equarxSuccess);
+  EXPECT_EQ(rank, 2);
+  EXPECT_EQ(count, 3);
+
+  std::vector<std::vector<float>> data(n, std::vector<float>(1000, 2.0f));
+  std::vector<equarxConfig_t> cfg(n);
+  for (auto& c : cfg) {
+    equarxConfigInit(&c);
+    c.algorithm = equarxAlgoRing;
+  }
+  auto res = RunAll(comms, cfg, data);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
+    EXPECT_EQ(data[r][999], 6.0f);
+    EXPECT_STREQ(equarxCommGetLastError(comms[r]), "");
+  }
+
+  // A bad block on rank 1 fails on every rank, with a message naming it.
+  cfg[1].block = 7;
+  res = RunAll(comms, cfg, data);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(res[r], equarxInvalidArgument);
+    EXPECT_NE(std::string(equarxCommGetLastError(comms[r])).find("block size 7"), std::string::npos)
+        << equarxCommGetLastError(comms[r]);
+  }
+  cfg[1].block = 64;
+
+  // An unset config (size 0) is refused on that rank, and the others hear of it.
+  std::memset(&cfg[0], 0, sizeof cfg[0]);
+  res = RunAll(comms, cfg, data);
+  EXPECT_EQ(res[0], equarxInvalidArgument);
+  EXPECT_NE(std::string(equarxCommGetLastError(comms[0])).find("config.size"), std::string::npos);
+  EXPECT_EQ(res[1], equarxInvalidArgument);
+  EXPECT_EQ(res[2], equarxInvalidArgument);
+  equarxConfigInit(&cfg[0]);
+  cfg[0].algorithm = equarxAlgoRing;
+
+  // A bad datatype too.
+  res = RunAll(comms, cfg, data, equarxDataType_t(42));
+  for (int r = 0; r < n; ++r) EXPECT_EQ(res[r], equarxInvalidArgument) << equarxCommGetLastError(comms[r]);
+
+  for (auto c : comms) EXPECT_EQ(equarxCommDestroy(c), equarxSuccess);
+}
+
+TEST(CApi, OlderShorterConfigGetsDefaultsForNewFields) {
+  const int n = 2;
+  std::vector<equarxComm_t> comms(n);
+  ASSERT_EQ(equarxCommCreateInProcess(n, comms.data()), equarxSuccess);
+  std::vector<std::vector<float>> data(n, std::vector<float>(500, 1.0f));
+  std::vector<equarxConfig_t> cfg(n);
+  for (auto& c : cfg) {
+    std::memset(&c, 0xFF, sizeof c);  // garbage beyond what an "old" caller knows
+    c.size = offsetof(equarxConfig_t, microshards);
+    c.algorithm = equarxAlgoRing;
+    c.phases = equarxPhasesRSAG;
+    c.codec = equarxCodecInt8;
+    c.block = 64;
+  }
+  auto res = RunAll(comms, cfg, data);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
+    EXPECT_EQ(data[r][0], 2.0f);
+  }
+  for (auto c : comms) equarxCommDestroy(c);
+}
+
+}  // namespace
