@@ -1,0 +1,194 @@
+// Codec kernel throughput, in GB/s of f32-equivalent input (SetBytesProcessed = n * 4), next
+// to memcpy of the same n f32 values, for L2-resident microshards and a large (64 MiB)
+// buffer. Kernels: int8 block (B = 64, 128) Encode / Decode / DecodeAccumulate /
+// DecodeAccumulateEncode with f32 or bf16 local data, raw bf16 Encode / Decode.
+//
+//   equarx_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// Arguments of every benchmark: {n elements}. The SIMD target is the dispatched best one
+// (printed in the context); pass --simd_target=NAME (e.g. SSE4, EMU128) to force another.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "codec/codec.h"
+
+namespace equarx::codec {
+namespace {
+
+constexpr int64_t kL2Small = 16 * 1024;          // 64 KiB of f32
+constexpr int64_t kL2Large = 64 * 1024;          // 256 KiB of f32
+constexpr int64_t kBig = 16 * 1024 * 1024;       // 64 MiB of f32
+
+struct Buffers {
+  std::vector<float> f32;
+  std::vector<uint16_t> bf16;
+  std::vector<uint8_t> wire, wire_out;
+  std::vector<float> out;
+  Buffers(size_t n, WireSpec spec) : f32(n), bf16(n), out(n) {
+    std::mt19937 rng(42);
+    std::normal_distribution<float> nd;
+    for (float& v : f32) v = nd(rng);
+    ref::Convert(DType::kFloat32, f32.data(), n, DType::kBFloat16, bf16.data());
+    wire.resize(WireBytes(spec, n));
+    wire_out.resize(wire.size());
+    Encode(spec, DType::kFloat32, f32.data(), n, wire.data());
+  }
+  const void* Local(DType t) const {
+    return t == DType::kFloat32 ? static_cast<const void*>(f32.data()) : bf16.data();
+  }
+};
+
+void Finish(benchmark::State& state, size_t n) {
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(n) * 4);
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  std::vector<float> a(n, 1.0f), b(n);
+  for (auto _ : state) {
+    std::memcpy(b.data(), a.data(), n * 4);
+    benchmark::DoNotOptimize(b.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+template <uint32_t kB, DType kT>
+void BM_Int8Encode(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{Format::kInt8Block, kB};
+  Buffers buf(n, spec);
+  for (auto _ : state) {
+    Encode(spec, kT, buf.Local(kT), n, buf.wire_out.data());
+    benchmark::DoNotOptimize(buf.wire_out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+template <uint32_t kB>
+void BM_Int8Decode(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{Format::kInt8Block, kB};
+  Buffers buf(n, spec);
+  for (auto _ : state) {
+    Decode(spec, buf.wire.data(), n, DType::kFloat32, buf.out.data());
+    benchmark::DoNotOptimize(buf.out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+template <uint32_t kB, DType kT>
+void BM_Int8DecodeAccumulate(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{Format::kInt8Block, kB};
+  Buffers buf(n, spec);
+  for (auto _ : state) {
+    DecodeAccumulate(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.out.data());
+    benchmark::DoNotOptimize(buf.out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+template <uint32_t kB, DType kT>
+void BM_Int8DecodeAccumulateEncode(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{Format::kInt8Block, kB};
+  Buffers buf(n, spec);
+  for (auto _ : state) {
+    DecodeAccumulateEncode(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.wire_out.data());
+    benchmark::DoNotOptimize(buf.wire_out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+void BM_RawBF16Encode(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{Format::kRawBF16, 0};
+  Buffers buf(n, spec);
+  for (auto _ : state) {
+    Encode(spec, DType::kFloat32, buf.f32.data(), n, buf.wire_out.data());
+    benchmark::DoNotOptimize(buf.wire_out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+void BM_RawBF16Decode(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{Format::kRawBF16, 0};
+  Buffers buf(n, spec);
+  for (auto _ : state) {
+    Decode(spec, buf.wire.data(), n, DType::kFloat32, buf.out.data());
+    benchmark::DoNotOptimize(buf.out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+void Sizes(benchmark::internal::Benchmark* b) {
+  b->Arg(kL2Small)->Arg(kL2Large)->Arg(kBig);
+}
+
+constexpr DType F32 = DType::kFloat32;
+constexpr DType BF16 = DType::kBFloat16;
+
+BENCHMARK(BM_Memcpy)->Apply(Sizes);
+BENCHMARK(BM_Int8Encode<64, F32>)->Apply(Sizes);
+BENCHMARK(BM_Int8Encode<128, F32>)->Apply(Sizes);
+BENCHMARK(BM_Int8Encode<128, BF16>)->Apply(Sizes);
+BENCHMARK(BM_Int8Decode<64>)->Apply(Sizes);
+BENCHMARK(BM_Int8Decode<128>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulate<64, F32>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulate<128, F32>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulate<128, BF16>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulateEncode<64, F32>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulateEncode<128, F32>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulateEncode<64, BF16>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulateEncode<128, BF16>)->Apply(Sizes);
+BENCHMARK(BM_RawBF16Encode)->Apply(Sizes);
+BENCHMARK(BM_RawBF16Decode)->Apply(Sizes);
+
+}  // namespace
+}  // namespace equarx::codec
+
+int main(int argc, char** argv) {
+  // Our own flag, removed before Google Benchmark parses the rest.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* kFlag = "--simd_target=";
+    if (std::strncmp(argv[i], kFlag, std::strlen(kFlag)) == 0) {
+      const std::string want = argv[i] + std::strlen(kFlag);
+      bool found = false;
+      for (int64_t t : equarx::codec::AvailableTargets()) {
+        if (equarx::codec::TargetName(t) == want) {
+          equarx::codec::ForceTarget(t);
+          found = true;
+        }
+      }
+      if (!found) {
+        std::fprintf(stderr, "unknown or unsupported --simd_target=%s\n", want.c_str());
+        return 1;
+      }
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("simd_target",
+                              equarx::codec::TargetName(equarx::codec::CurrentTarget()));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

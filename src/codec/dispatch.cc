@@ -1,0 +1,121 @@
+// equarx codec — public kernel entry points and SIMD target control.
+//
+// Each entry point picks the format's kernel family (int8_block.cc or raw.cc, both Highway
+// foreach_target units with their own dispatch tables). Identity conversions (a raw wire of
+// the caller's own dtype) are plain bit copies, as in the reference.
+//
+// Target control: Highway 1.0.3 chooses the target from hwy::SupportedTargets(), which
+// hwy::SetSupportedTargetsForTest can mock. ForceTarget sets that mock and re-runs the
+// chosen-target update so every HWY_DYNAMIC_DISPATCH table (in both kernel units) uses the
+// forced target; ForceTarget(0) drops the mock. Not meant to be called while kernels run on
+// other threads.
+#include <cstring>
+#include <mutex>
+
+#include "codec/codec.h"
+#include "hwy/targets.h"
+
+namespace equarx::codec {
+
+namespace internal {  // defined in int8_block.cc and raw.cc
+void Int8Encode(uint32_t block, DType t, const void* src, size_t n, uint8_t* wire);
+void Int8Decode(uint32_t block, const uint8_t* wire, size_t n, DType t, void* dst);
+void Int8DecodeAccumulate(uint32_t block, const uint8_t* wire, size_t n, DType t,
+                          const void* local, float* out);
+void Int8DecodeAccumulateEncode(uint32_t block, const uint8_t* wire_in, size_t n, DType t,
+                                const void* local, uint8_t* wire_out);
+int64_t DispatchedTarget();
+void RawEncode(Format f, DType src_type, const void* src, size_t n, uint8_t* wire);
+void RawDecode(Format f, const uint8_t* wire, size_t n, DType dst_type, void* dst);
+void RawDecodeAccumulate(Format f, const uint8_t* wire, size_t n, DType local_type,
+                         const void* local, float* out);
+void RawDecodeAccumulateEncode(Format f, const uint8_t* wire_in, size_t n, DType local_type,
+                               const void* local, uint8_t* wire_out);
+void ConvertDtypes(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
+}  // namespace internal
+
+void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire) {
+  if (n == 0) return;
+  if (spec.format == Format::kInt8Block) {
+    internal::Int8Encode(spec.block, src_type, src, n, wire);
+  } else if (spec.format == RawFormatOf(src_type)) {
+    std::memcpy(wire, src, n * DTypeSize(src_type));
+  } else {
+    internal::RawEncode(spec.format, src_type, src, n, wire);
+  }
+}
+
+void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst) {
+  if (n == 0) return;
+  if (spec.format == Format::kInt8Block) {
+    internal::Int8Decode(spec.block, wire, n, dst_type, dst);
+  } else if (spec.format == RawFormatOf(dst_type)) {
+    std::memcpy(dst, wire, n * DTypeSize(dst_type));
+  } else {
+    internal::RawDecode(spec.format, wire, n, dst_type, dst);
+  }
+}
+
+void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
+                      const void* local, float* out_f32) {
+  if (n == 0) return;
+  if (spec.format == Format::kInt8Block) {
+    internal::Int8DecodeAccumulate(spec.block, wire, n, local_type, local, out_f32);
+  } else {
+    internal::RawDecodeAccumulate(spec.format, wire, n, local_type, local, out_f32);
+  }
+}
+
+void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
+                            const void* local, uint8_t* wire_out) {
+  if (n == 0) return;
+  if (spec.format == Format::kInt8Block) {
+    internal::Int8DecodeAccumulateEncode(spec.block, wire_in, n, local_type, local, wire_out);
+  } else {
+    internal::RawDecodeAccumulateEncode(spec.format, wire_in, n, local_type, local, wire_out);
+  }
+}
+
+void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst) {
+  if (n == 0) return;
+  if (src_type == dst_type) {
+    std::memmove(dst, src, n * DTypeSize(src_type));
+  } else {
+    internal::ConvertDtypes(src_type, src, n, dst_type, dst);
+  }
+}
+
+// ---- SIMD targets -----------------------------------------------------------------------
+
+namespace {
+
+std::mutex g_target_mutex;
+
+// The real (unmocked) list, captured before this module ever mocks the supported targets.
+const std::vector<int64_t>& RealTargets() {
+  static const std::vector<int64_t> targets = [] {
+    std::vector<int64_t> t = hwy::SupportedAndGeneratedTargets();  // ascending bit = best first
+    return t;
+  }();
+  return targets;
+}
+
+}  // namespace
+
+std::vector<int64_t> AvailableTargets() { return RealTargets(); }
+
+std::string TargetName(int64_t target) { return hwy::TargetName(target); }
+
+int64_t CurrentTarget() { return internal::DispatchedTarget(); }
+
+void ForceTarget(int64_t target) {
+  const std::vector<int64_t>& real = RealTargets();
+  std::lock_guard<std::mutex> lock(g_target_mutex);
+  bool known = target == 0;
+  for (int64_t t : real) known = known || t == target;
+  if (!known) return;  // not compiled or not supported by this CPU: keep the current choice
+  hwy::SetSupportedTargetsForTest(target);
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+}
+
+}  // namespace equarx::codec

@@ -1,0 +1,416 @@
+// equarx codec — the scalar reference: the executable specification of every wire format.
+//
+// Plain C++ (no SIMD), written for clarity rather than speed. Every dispatched SIMD kernel
+// (int8_block.cc, raw.cc) must produce bitwise identical bytes and values; the tests in
+// tests/codec compare them on every target. docs/wire_format.md is the prose version.
+//
+// Conventions that make the bytes well defined:
+//   * f32 arithmetic only, multiplies and adds never fused (-ffp-contract=off), default
+//     rounding mode (round to nearest even) and no flush-to-zero.
+//   * f32 -> bf16 / f16 / e5m2 round to nearest even with integer arithmetic on the bit
+//     pattern (no dependence on the host's conversion instructions); NaN becomes the
+//     canonical quiet NaN of the narrow type (bf16 0x7FC0, f16 0x7E00, e5m2 0x7F).
+//   * Narrow -> f32 is exact: the bit pattern is widened (NaN payloads shifted, not quieted).
+//   * A conversion between identical types is a bit copy.
+//   * Sums f32(local) + decoded that are NaN are stored as the canonical f32 NaN 0x7FC00000
+//     (which NaN payload an add returns depends on the operand order a compiler picks).
+//
+// The per-block int8 helpers at the bottom (namespace internal) are also called by the SIMD
+// kernels for the rare blocks that hold NaN/Inf, so those blocks are identical by definition.
+#include <bit>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "codec/codec.h"
+
+static_assert(std::endian::native == std::endian::little,
+              "the wire format is little-endian; a big-endian port must byte-swap scales");
+
+namespace equarx::codec {
+
+// Internal entry points shared with the SIMD translation units (declared there too).
+namespace internal {
+using ElemFn = float (*)(const void* ctx, size_t j);
+float LoadAsF32(DType t, const void* p, size_t i);
+void RefEncodeInt8Block(ElemFn get, const void* ctx, size_t len, uint8_t* scale_le,
+                        int8_t* codes);
+float RefDecodeInt8(uint32_t scale_bits, int8_t q);
+}  // namespace internal
+
+namespace {
+
+uint32_t BitsOf(float f) { return std::bit_cast<uint32_t>(f); }
+float FloatOf(uint32_t u) { return std::bit_cast<float>(u); }
+
+constexpr uint32_t kF32AbsMask = 0x7FFFFFFFu;
+constexpr uint32_t kF32Inf = 0x7F800000u;
+constexpr uint32_t kF32QuietNaN = 0x7FC00000u;
+
+// Rounds the magnitude of a finite f32 (bits without sign) to a float with 5 exponent bits
+// (bias 15) and `mbits` mantissa bits, to nearest even. Returns the magnitude code; a code
+// >= (31 << mbits) means the value overflowed the finite range.
+uint32_t RoundToE5(uint32_t abs, int mbits) {
+  const int e = int(abs >> 23);        // biased f32 exponent
+  const uint32_t m = abs & 0x7FFFFFu;  // f32 mantissa
+  const int he = e - 127 + 15;         // biased narrow exponent
+  if (he >= 31) return 31u << mbits;
+  const int drop = 23 - mbits;
+  uint32_t v, rem, half;
+  if (he >= 1) {  // normal result: keep mbits mantissa bits; a carry may bump the exponent
+    v = (uint32_t(he) << mbits) | (m >> drop);
+    rem = m & ((1u << drop) - 1);
+    half = 1u << (drop - 1);
+  } else {
+    // Subnormal result in units of 2^(-14 - mbits). value = full * 2^(e - 150) for a
+    // normal f32 (f32 subnormals are far below half a unit and round to zero).
+    if (e == 0) return 0;
+    const uint32_t full = m | 0x800000u;
+    const int shift = (150 - 14 - mbits) - e;  // >= drop + 1
+    if (shift > 25) return 0;                  // full * 2^-shift < 0.5
+    v = full >> shift;
+    rem = full & ((1u << shift) - 1);
+    half = 1u << (shift - 1);
+  }
+  if (rem > half || (rem == half && (v & 1u))) ++v;
+  return v;
+}
+
+void StoreScale(uint8_t* p, uint32_t bits) { std::memcpy(p, &bits, 4); }
+uint32_t LoadScale(const uint8_t* p) {
+  uint32_t b;
+  std::memcpy(&b, p, 4);
+  return b;
+}
+
+size_t RawElemBytes(Format f) {
+  switch (f) {
+    case Format::kRawF32: return 4;
+    case Format::kRawBF16:
+    case Format::kRawF16: return 2;
+    case Format::kRawE5M2: return 1;
+    case Format::kInt8Block: return 1;
+  }
+  return 1;
+}
+
+// Raw wire element i as f32 (exact).
+float LoadRaw(Format f, const uint8_t* w, size_t i) {
+  switch (f) {
+    case Format::kRawF32: {
+      float v;
+      std::memcpy(&v, w + 4 * i, 4);
+      return v;
+    }
+    case Format::kRawBF16: {
+      uint16_t h;
+      std::memcpy(&h, w + 2 * i, 2);
+      return ref::BF16ToF32(h);
+    }
+    case Format::kRawF16: {
+      uint16_t h;
+      std::memcpy(&h, w + 2 * i, 2);
+      return ref::F16ToF32(h);
+    }
+    case Format::kRawE5M2: return ref::E5M2ToF32(w[i]);
+    case Format::kInt8Block: break;
+  }
+  assert(false);
+  return 0.0f;
+}
+
+// Stores f32 x as raw wire element i (rounding to nearest even).
+void StoreRaw(Format f, float x, uint8_t* w, size_t i) {
+  switch (f) {
+    case Format::kRawF32: std::memcpy(w + 4 * i, &x, 4); return;
+    case Format::kRawBF16: {
+      const uint16_t h = ref::F32ToBF16(x);
+      std::memcpy(w + 2 * i, &h, 2);
+      return;
+    }
+    case Format::kRawF16: {
+      const uint16_t h = ref::F32ToF16(x);
+      std::memcpy(w + 2 * i, &h, 2);
+      return;
+    }
+    case Format::kRawE5M2: w[i] = ref::F32ToE5M2(x); return;
+    case Format::kInt8Block: break;
+  }
+  assert(false);
+}
+
+void StoreAs(DType t, float x, void* p, size_t i) {
+  switch (t) {
+    case DType::kFloat32: static_cast<float*>(p)[i] = x; return;
+    case DType::kBFloat16: static_cast<uint16_t*>(p)[i] = ref::F32ToBF16(x); return;
+    case DType::kFloat16: static_cast<uint16_t*>(p)[i] = ref::F32ToF16(x); return;
+  }
+}
+
+// The dtype a raw format carries, if it is one of the caller dtypes.
+bool RawIsDType(Format f, DType t) { return RawFormatOf(t) == f; }
+
+// f32(local) + decoded: one f32 add; a NaN sum is stored as the canonical 0x7FC00000 (the
+// payload of NaN + NaN depends on operand order, which C++ compilers may swap).
+float Sum(float local, float decoded) {
+  const float s = local + decoded;
+  return std::isnan(s) ? FloatOf(kF32QuietNaN) : s;
+}
+
+struct SrcCtx {
+  DType type;
+  const void* p;
+};
+float GetSrc(const void* ctx, size_t j) {
+  const auto* c = static_cast<const SrcCtx*>(ctx);
+  return internal::LoadAsF32(c->type, c->p, j);
+}
+
+struct SumCtx {  // f32(local[j]) + decode(codes[j]) of one block
+  DType local_type;
+  const void* local;
+  uint32_t scale_bits;
+  const int8_t* codes;
+};
+float GetSum(const void* ctx, size_t j) {
+  const auto* c = static_cast<const SumCtx*>(ctx);
+  return Sum(internal::LoadAsF32(c->local_type, c->local, j),
+             internal::RefDecodeInt8(c->scale_bits, c->codes[j]));
+}
+
+const void* Advance(DType t, const void* p, size_t elems) {
+  return static_cast<const uint8_t*>(p) + elems * DTypeSize(t);
+}
+
+}  // namespace
+
+// ---- Format metadata ---------------------------------------------------------------------
+
+Format RawFormatOf(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return Format::kRawF32;
+    case DType::kBFloat16: return Format::kRawBF16;
+    case DType::kFloat16: return Format::kRawF16;
+  }
+  return Format::kRawF32;
+}
+
+const char* FormatName(Format f) {
+  switch (f) {
+    case Format::kRawF32: return "raw_f32";
+    case Format::kRawBF16: return "raw_bf16";
+    case Format::kRawF16: return "raw_f16";
+    case Format::kRawE5M2: return "raw_e5m2";
+    case Format::kInt8Block: return "int8_block";
+  }
+  return "unknown";
+}
+
+size_t WireBytes(WireSpec spec, size_t n) {
+  if (spec.format == Format::kInt8Block) {
+    assert(spec.block > 0);
+    const size_t nb = (n + spec.block - 1) / spec.block;
+    return 4 * nb + n;
+  }
+  return n * RawElemBytes(spec.format);
+}
+
+namespace internal {
+
+float LoadAsF32(DType t, const void* p, size_t i) {
+  switch (t) {
+    case DType::kFloat32: return static_cast<const float*>(p)[i];
+    case DType::kBFloat16: return ref::BF16ToF32(static_cast<const uint16_t*>(p)[i]);
+    case DType::kFloat16: return ref::F16ToF32(static_cast<const uint16_t*>(p)[i]);
+  }
+  return 0.0f;
+}
+
+void RefEncodeInt8Block(ElemFn get, const void* ctx, size_t len, uint8_t* scale_le,
+                        int8_t* codes) {
+  float a = 0.0f;
+  bool nonfinite = false;
+  for (size_t j = 0; j < len; ++j) {
+    const float x = get(ctx, j);
+    if (std::isfinite(x)) {
+      a = std::fmax(a, std::fabs(x));
+    } else {
+      nonfinite = true;
+    }
+  }
+  const float q_max = nonfinite ? 126.0f : 127.0f;
+  float s = 0.0f, inv = 0.0f;
+  if (!(a < 0x1p-120f)) {
+    s = a / q_max;
+    inv = q_max / a;
+  }
+  for (size_t j = 0; j < len; ++j) {
+    const float x = get(ctx, j);
+    int8_t q;
+    if (std::isnan(x)) {
+      q = -128;
+    } else if (std::isinf(x)) {
+      q = x > 0 ? 127 : -127;
+    } else {
+      const float y = x * inv;
+      float r = std::nearbyint(y);  // round to nearest even (default rounding mode)
+      r = std::fmin(std::fmax(r, -q_max), q_max);
+      q = static_cast<int8_t>(r);
+    }
+    codes[j] = q;
+  }
+  StoreScale(scale_le, BitsOf(s) | (nonfinite ? 0x80000000u : 0u));
+}
+
+float RefDecodeInt8(uint32_t scale_bits, int8_t q) {
+  if (scale_bits & 0x80000000u) {  // flagged block: reserved codes carry NaN/Inf
+    if (q == 127) return FloatOf(kF32Inf);
+    if (q == -127) return FloatOf(kF32Inf | 0x80000000u);
+    if (q == -128) return FloatOf(kF32QuietNaN);
+    return float(q) * FloatOf(scale_bits & kF32AbsMask);
+  }
+  return float(q) * FloatOf(scale_bits);
+}
+
+}  // namespace internal
+
+namespace ref {
+
+// ---- Scalar conversions -------------------------------------------------------------------
+
+float BF16ToF32(uint16_t h) { return FloatOf(uint32_t(h) << 16); }
+
+uint16_t F32ToBF16(float f) {
+  const uint32_t b = BitsOf(f);
+  if ((b & kF32AbsMask) > kF32Inf) return 0x7FC0;
+  return uint16_t((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
+
+float F16ToF32(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1Fu;
+  const uint32_t m = h & 0x3FFu;
+  if (e == 31) return FloatOf(sign | kF32Inf | (m << 13));
+  if (e == 0) {
+    const float mag = std::ldexp(float(m), -24);  // exact: m < 2^10
+    return FloatOf(sign | BitsOf(mag));
+  }
+  return FloatOf(sign | ((e - 15 + 127) << 23) | (m << 13));
+}
+
+uint16_t F32ToF16(float f) {
+  const uint32_t b = BitsOf(f);
+  const uint32_t abs = b & kF32AbsMask;
+  const uint16_t sign = uint16_t((b >> 16) & 0x8000u);
+  if (abs > kF32Inf) return 0x7E00;
+  if (abs == kF32Inf) return sign | 0x7C00;
+  uint32_t v = RoundToE5(abs, 10);
+  if (v > 0x7C00u) v = 0x7C00u;  // overflow -> Inf
+  return uint16_t(sign | v);
+}
+
+float E5M2ToF32(uint8_t b) { return F16ToF32(uint16_t(uint16_t(b) << 8)); }
+
+uint8_t F32ToE5M2(float f) {
+  const uint32_t b = BitsOf(f);
+  const uint32_t abs = b & kF32AbsMask;
+  const uint8_t sign = uint8_t((b >> 24) & 0x80u);
+  if (abs > kF32Inf) return 0x7F;
+  if (abs == kF32Inf) return sign | 0x7C;
+  uint32_t v = RoundToE5(abs, 2);
+  if (v > 0x7Bu) v = 0x7Bu;  // finite overflow saturates to 57344
+  return uint8_t(sign | v);
+}
+
+// ---- Kernels ------------------------------------------------------------------------------
+
+void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst) {
+  if (src_type == dst_type) {
+    if (n) std::memmove(dst, src, n * DTypeSize(src_type));
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) StoreAs(dst_type, internal::LoadAsF32(src_type, src, i), dst, i);
+}
+
+void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire) {
+  if (spec.format != Format::kInt8Block) {
+    if (RawIsDType(spec.format, src_type)) {
+      if (n) std::memcpy(wire, src, n * DTypeSize(src_type));
+      return;
+    }
+    for (size_t i = 0; i < n; ++i)
+      StoreRaw(spec.format, internal::LoadAsF32(src_type, src, i), wire, i);
+    return;
+  }
+  const size_t B = spec.block;
+  const size_t nb = (n + B - 1) / B;
+  int8_t* codes = reinterpret_cast<int8_t*>(wire + 4 * nb);
+  for (size_t b = 0; b < nb; ++b) {
+    const size_t begin = b * B;
+    const size_t len = std::min(B, n - begin);
+    const SrcCtx ctx{src_type, Advance(src_type, src, begin)};
+    internal::RefEncodeInt8Block(&GetSrc, &ctx, len, wire + 4 * b, codes + begin);
+  }
+}
+
+void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst) {
+  if (spec.format != Format::kInt8Block) {
+    if (RawIsDType(spec.format, dst_type)) {
+      if (n) std::memcpy(dst, wire, n * DTypeSize(dst_type));
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) StoreAs(dst_type, LoadRaw(spec.format, wire, i), dst, i);
+    return;
+  }
+  const size_t B = spec.block;
+  const size_t nb = (n + B - 1) / B;
+  const int8_t* codes = reinterpret_cast<const int8_t*>(wire + 4 * nb);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t s = LoadScale(wire + 4 * (i / B));
+    StoreAs(dst_type, internal::RefDecodeInt8(s, codes[i]), dst, i);
+  }
+}
+
+void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
+                      const void* local, float* out_f32) {
+  if (spec.format != Format::kInt8Block) {
+    for (size_t i = 0; i < n; ++i)
+      out_f32[i] = Sum(internal::LoadAsF32(local_type, local, i), LoadRaw(spec.format, wire, i));
+    return;
+  }
+  const size_t B = spec.block;
+  const size_t nb = (n + B - 1) / B;
+  const int8_t* codes = reinterpret_cast<const int8_t*>(wire + 4 * nb);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t s = LoadScale(wire + 4 * (i / B));
+    out_f32[i] =
+        Sum(internal::LoadAsF32(local_type, local, i), internal::RefDecodeInt8(s, codes[i]));
+  }
+}
+
+void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
+                            const void* local, uint8_t* wire_out) {
+  if (spec.format != Format::kInt8Block) {
+    for (size_t i = 0; i < n; ++i) {
+      const float sum =
+          Sum(internal::LoadAsF32(local_type, local, i), LoadRaw(spec.format, wire_in, i));
+      StoreRaw(spec.format, sum, wire_out, i);
+    }
+    return;
+  }
+  // Each block's sums are produced twice (absmax pass, quantize pass) instead of stored.
+  const size_t B = spec.block;
+  const size_t nb = (n + B - 1) / B;
+  const int8_t* codes_in = reinterpret_cast<const int8_t*>(wire_in + 4 * nb);
+  int8_t* codes_out = reinterpret_cast<int8_t*>(wire_out + 4 * nb);
+  for (size_t b = 0; b < nb; ++b) {
+    const size_t begin = b * B;
+    const size_t len = std::min(B, n - begin);
+    const SumCtx ctx{local_type, Advance(local_type, local, begin), LoadScale(wire_in + 4 * b),
+                     codes_in + begin};
+    internal::RefEncodeInt8Block(&GetSum, &ctx, len, wire_out + 4 * b, codes_out + begin);
+  }
+}
+
+}  // namespace ref
+}  // namespace equarx::codec

@@ -1,0 +1,248 @@
+// Every SIMD target the CPU supports (AvailableTargets) against the scalar reference, bit for
+// bit: encoded bytes and decoded / accumulated values of every kernel, every dtype and every
+// wire format, on sizes that hit every remainder path (0, 1, B-1, B, B+1, primes, ~100k),
+// random block sizes (including ones longer than the fused kernel's stack tile), and data
+// with NaN/Inf, all-zero, tiny, huge (overflowing sums) and wide-dynamic-range blocks.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codec/codec.h"
+
+namespace equarx::codec {
+namespace {
+
+constexpr DType kDTypes[] = {DType::kFloat32, DType::kBFloat16, DType::kFloat16};
+
+// Restores the best target when a test ends, even on failure.
+struct TargetGuard {
+  ~TargetGuard() { ForceTarget(0); }
+};
+
+// n values of dtype t (as raw bytes), block-structured: each block of B gets its own flavour.
+std::vector<uint8_t> MakeData(DType t, size_t n, size_t B, std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  std::uniform_int_distribution<int> pick(0, 15), ed(-40, 40);
+  std::vector<float> x(n);
+  for (size_t begin = 0; begin < n; begin += B) {
+    const int kind = pick(rng);
+    const int e = t == DType::kFloat16 ? ed(rng) / 4 : ed(rng);
+    for (size_t i = begin; i < std::min(n, begin + B); ++i) {
+      float v = std::ldexp(nd(rng), e);
+      switch (kind) {
+        case 0: v = 0.0f; break;                                   // all-zero block
+        case 1: v = std::ldexp(nd(rng), -125); break;              // tiny: flushed
+        case 2: if (i % 7 == 3) v = NAN; break;                    // NaN inside
+        case 3: if (i % 11 == 1) v = (i & 2) ? INFINITY : -INFINITY; break;
+        case 4: v = std::ldexp(nd(rng), 126); break;               // huge (bf16/f32)
+        case 5: v = float(int(nd(rng) * 40)) + 0.5f; break;        // many ties
+        case 6: v = std::bit_cast<float>(uint32_t(rng())); break;  // any bit pattern
+        default: break;
+      }
+      x[i] = v;
+    }
+  }
+  std::vector<uint8_t> bytes(n * DTypeSize(t));
+  ref::Convert(DType::kFloat32, x.data(), n, t, bytes.data());
+  return bytes;
+}
+
+std::vector<size_t> Sizes(size_t B) {
+  return {0, 1, B - 1, B, B + 1, 2 * B + 3, 97, 1009, 7919, 100003};
+}
+
+const uint32_t kBlocks[] = {32, 64, 128, 100, 7, 256, 1000, 4096, 4097, 5000};
+
+std::string Where(int64_t target, size_t B, size_t n, DType t) {
+  return TargetName(target) + " B=" + std::to_string(B) + " n=" + std::to_string(n) +
+         " dtype=" + std::string(DTypeName(t));
+}
+
+class PerTarget : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override {
+    ForceTarget(GetParam());
+    ASSERT_EQ(CurrentTarget(), GetParam());
+  }
+  void TearDown() override { ForceTarget(0); }
+};
+
+TEST_P(PerTarget, Int8KernelsMatchReference) {
+  std::mt19937 rng(uint32_t(GetParam() * 31 + 1));
+  std::uniform_int_distribution<size_t> bpick(0, std::size(kBlocks) - 1);
+  for (int round = 0; round < 3; ++round) {
+    const uint32_t B = round == 0 ? 64 : kBlocks[bpick(rng)];
+    const WireSpec spec{Format::kInt8Block, B};
+    for (size_t n : Sizes(B)) {
+      for (DType t : kDTypes) {
+        SCOPED_TRACE(Where(GetParam(), B, n, t));
+        const size_t es = DTypeSize(t);
+        const std::vector<uint8_t> src = MakeData(t, n, B, rng);
+        const std::vector<uint8_t> local = MakeData(t, n, B, rng);
+        const size_t wb = WireBytes(spec, n);
+        // Encode
+        std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd(wb + 1, 0xAA);
+        ref::Encode(spec, t, src.data(), n, w_ref.data());
+        Encode(spec, t, src.data(), n, w_simd.data());
+        ASSERT_EQ(w_ref, w_simd) << "Encode";
+        // Decode to every dtype
+        for (DType d : kDTypes) {
+          std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
+          ref::Decode(spec, w_ref.data(), n, d, y_ref.data());
+          Decode(spec, w_ref.data(), n, d, y_simd.data());
+          ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
+        }
+        // DecodeAccumulate (out of place, and in place for f32)
+        std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
+        ref::DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_ref.data());
+        DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_simd.data());
+        ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecAcc";
+        if (t == DType::kFloat32) {
+          std::vector<float> inplace(n + 1, 7.0f);
+          if (n) std::memcpy(inplace.data(), local.data(), n * es);
+          DecodeAccumulate(spec, w_ref.data(), n, t, inplace.data(), inplace.data());
+          ASSERT_EQ(0, std::memcmp(a_ref.data(), inplace.data(), 4 * (n + 1))) << "in place";
+        }
+        // DecodeAccumulateEncode
+        std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
+        ref::DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_ref.data());
+        DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_simd.data());
+        ASSERT_EQ(f_ref, f_simd) << "DecAccEnc";
+      }
+    }
+  }
+}
+
+TEST_P(PerTarget, Int8DecodeOfArbitraryWireMatchesReference) {
+  // Random codes (including -128 in unflagged blocks) and random scales, flagged or not.
+  std::mt19937 rng(uint32_t(GetParam() + 99));
+  const uint32_t B = 64;
+  const size_t n = 64 * 40 + 13;
+  const WireSpec spec{Format::kInt8Block, B};
+  std::vector<uint8_t> w(WireBytes(spec, n));
+  for (uint8_t& b : w) b = uint8_t(rng());
+  const size_t nb = (n + B - 1) / B;
+  std::uniform_real_distribution<float> ud(0.0f, 10.0f);
+  for (size_t b = 0; b < nb; ++b) {
+    uint32_t s = std::bit_cast<uint32_t>(std::ldexp(ud(rng), int(rng() % 60) - 30));
+    if (b % 3 == 0) s |= 0x80000000u;
+    std::memcpy(w.data() + 4 * b, &s, 4);
+  }
+  std::vector<float> local(n);
+  for (float& v : local) v = ud(rng);
+  for (DType d : kDTypes) {
+    std::vector<uint8_t> y_ref(n * DTypeSize(d)), y_simd(y_ref.size());
+    ref::Decode(spec, w.data(), n, d, y_ref.data());
+    Decode(spec, w.data(), n, d, y_simd.data());
+    ASSERT_EQ(y_ref, y_simd) << DTypeName(d);
+  }
+  std::vector<float> a_ref(n), a_simd(n);
+  ref::DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_ref.data());
+  DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_simd.data());
+  ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * n));
+  std::vector<uint8_t> f_ref(w.size()), f_simd(w.size());
+  ref::DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_ref.data());
+  DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_simd.data());
+  ASSERT_EQ(f_ref, f_simd);
+}
+
+TEST_P(PerTarget, RawKernelsMatchReference) {
+  std::mt19937 rng(uint32_t(GetParam() * 7 + 3));
+  for (Format f : {Format::kRawF32, Format::kRawBF16, Format::kRawF16, Format::kRawE5M2}) {
+    const WireSpec spec{f, 0};
+    for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(8), size_t(17), size_t(1009),
+                     size_t(100003)}) {
+      for (DType t : kDTypes) {
+        SCOPED_TRACE(Where(GetParam(), 0, n, t) + " " + FormatName(f));
+        const std::vector<uint8_t> src = MakeData(t, n, 64, rng);
+        const std::vector<uint8_t> local = MakeData(t, n, 64, rng);
+        const size_t wb = WireBytes(spec, n);
+        std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd = w_ref;
+        ref::Encode(spec, t, src.data(), n, w_ref.data());
+        Encode(spec, t, src.data(), n, w_simd.data());
+        ASSERT_EQ(w_ref, w_simd) << "Encode";
+        // Arbitrary wire bytes too (every NaN payload and subnormal of the raw type).
+        std::vector<uint8_t> w_any(wb);
+        for (uint8_t& b : w_any) b = uint8_t(rng());
+        for (const std::vector<uint8_t>* wire : {&w_ref, &w_any}) {
+          for (DType d : kDTypes) {
+            std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
+            ref::Decode(spec, wire->data(), n, d, y_ref.data());
+            Decode(spec, wire->data(), n, d, y_simd.data());
+            ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
+          }
+          std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
+          ref::DecodeAccumulate(spec, wire->data(), n, t, local.data(), a_ref.data());
+          DecodeAccumulate(spec, wire->data(), n, t, local.data(), a_simd.data());
+          ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecAcc";
+          std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
+          ref::DecodeAccumulateEncode(spec, wire->data(), n, t, local.data(), f_ref.data());
+          DecodeAccumulateEncode(spec, wire->data(), n, t, local.data(), f_simd.data());
+          ASSERT_EQ(f_ref, f_simd) << "DecAccEnc";
+        }
+      }
+    }
+  }
+}
+
+TEST_P(PerTarget, ConvertMatchesReferenceOnEveryPattern) {
+  // Every 16-bit pattern as bf16 / f16 source, and many f32 patterns incl. ties.
+  std::vector<uint16_t> all16(65536);
+  for (uint32_t i = 0; i < 65536; ++i) all16[i] = uint16_t(i);
+  std::vector<uint32_t> f32;
+  std::mt19937 rng{uint32_t(GetParam())};
+  for (uint32_t e = 0; e < 256; ++e)
+    for (uint32_t m : {0u, 1u, 0x1000u, 0x1001u, 0xFFFu, 0x3000u, 0x8000u, 0x18000u, 0x7FFFu,
+                       0x7FFFFFu, 0x100000u, 0x300000u, 0x0FFFFFu})
+      for (uint32_t s : {0u, 0x80000000u}) f32.push_back(s | (e << 23) | m);
+  for (int i = 0; i < 200001; ++i) f32.push_back(rng());
+  for (DType s : kDTypes) {
+    const void* src = s == DType::kFloat32 ? static_cast<const void*>(f32.data()) : all16.data();
+    const size_t n = s == DType::kFloat32 ? f32.size() : all16.size();
+    for (DType d : kDTypes) {
+      std::vector<uint8_t> y_ref(n * DTypeSize(d)), y_simd(y_ref.size());
+      ref::Convert(s, src, n, d, y_ref.data());
+      Convert(s, src, n, d, y_simd.data());
+      ASSERT_EQ(y_ref, y_simd) << TargetName(GetParam()) << " " << DTypeName(s) << " -> "
+                               << DTypeName(d);
+    }
+    if (s == DType::kFloat32) {  // f32 -> e5m2 through the raw encoder
+      std::vector<uint8_t> e_ref(n), e_simd(n);
+      ref::Encode({Format::kRawE5M2, 0}, s, src, n, e_ref.data());
+      Encode({Format::kRawE5M2, 0}, s, src, n, e_simd.data());
+      ASSERT_EQ(e_ref, e_simd) << "e5m2";
+    }
+  }
+}
+
+std::string TargetParamName(const ::testing::TestParamInfo<int64_t>& info) {
+  return TargetName(info.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, PerTarget, ::testing::ValuesIn(AvailableTargets()),
+                         TargetParamName);
+
+TEST(Targets, ForceTargetSwitchesAndRestores) {
+  TargetGuard guard;
+  const std::vector<int64_t> targets = AvailableTargets();
+  ASSERT_FALSE(targets.empty());
+  EXPECT_GE(targets.size(), 2u) << "expected at least one SIMD target plus the fallback";
+  const int64_t best = CurrentTarget();
+  EXPECT_EQ(best, targets.front());
+  for (int64_t t : targets) {
+    ForceTarget(t);
+    EXPECT_EQ(CurrentTarget(), t) << TargetName(t);
+    EXPECT_FALSE(TargetName(t).empty());
+  }
+  ForceTarget(0);
+  EXPECT_EQ(CurrentTarget(), best);
+  EXPECT_EQ(AvailableTargets(), targets);  // the list is not affected by forcing
+}
+
+}  // namespace
+}  // namespace equarx::codec
