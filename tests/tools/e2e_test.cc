@@ -1,0 +1,265 @@
+// tests/tools — end-to-end runs of the built tools (paths come from compile definitions):
+// equarx-reduce on small .npy inputs (exactness of the unquantized ring on integer-valued
+// data, the bf16 and f16 paths, clear failures on bad input and usage errors, --help), and
+// equarx-accuracy --quick / equarx-demo as smoke tests that must exit 0.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "half.h"
+#include "npy.h"
+#include "random.h"
+
+namespace equarx::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Proc {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Proc RunCommand(const std::string& cmd) {
+  Proc p;
+  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return p;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.output.append(buf, n);
+  const int st = ::pclose(f);
+  p.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  return p;
+}
+
+class ReduceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("equarx_e2e_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Writes `ranks` f32 inputs of `shape` from distribution `d`; returns their paths.
+  std::vector<std::string> WriteInputs(int ranks, const std::vector<size_t>& shape, Distribution d,
+                                       std::vector<NpyArray>* arrays = nullptr) {
+    std::vector<std::string> paths;
+    for (int r = 0; r < ranks; ++r) {
+      NpyArray a;
+      a.shape = shape;
+      a.f32.resize(a.count());
+      GenSpec g;
+      g.dist = d;
+      g.seed = 77;
+      g.stream = uint64_t(r);
+      g.int_range = 50;
+      Generate(g, 0, a.count(), a.f32.data());
+      paths.push_back(Path("in" + std::to_string(r) + ".npy"));
+      EXPECT_TRUE(WriteNpy(paths.back(), a).ok());
+      if (arrays) arrays->push_back(std::move(a));
+    }
+    return paths;
+  }
+  static std::string Join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += " '" + x + "'";
+    return s;
+  }
+  fs::path dir_;
+};
+
+const std::string kReduce = EQUARX_REDUCE_PATH;
+
+TEST_F(ReduceTest, UnquantizedRingOnIntegersIsExact) {
+  for (int ranks : {1, 2, 3, 5, 8}) {
+    std::vector<NpyArray> in;
+    const auto paths = WriteInputs(ranks, {33, 17}, Distribution::kInteger, &in);
+    const Proc p = RunCommand(kReduce + " --algo ring --out '" + Path("out.npy") + "'" + Join(paths));
+    ASSERT_EQ(p.code, 0) << p.output;
+    EXPECT_NE(p.output.find("wire bytes per rank"), std::string::npos) << p.output;
+    EXPECT_NE(p.output.find("elapsed"), std::string::npos) << p.output;
+    NpyArray out;
+    ASSERT_TRUE(ReadNpy(Path("out.npy"), &out).ok());
+    EXPECT_EQ(out.dtype, NpyDType::kFloat32);
+    EXPECT_EQ(out.shape, (std::vector<size_t>{33, 17}));
+    size_t wrong = 0;
+    for (size_t i = 0; i < out.count(); ++i) {
+      double s = 0;
+      for (const NpyArray& a : in) s += a.f32[i];
+      wrong += out.f32[i] != float(s);
+    }
+    EXPECT_EQ(wrong, 0u) << ranks << " ranks";
+  }
+}
+
+TEST_F(ReduceTest, Bf16PathWritesBf16ValuesInFloat32) {
+  std::vector<NpyArray> in;
+  const auto paths = WriteInputs(4, {4096}, Distribution::kNormal, &in);
+  const Proc p = RunCommand(kReduce + " --algo full_bidir --phases rs+ag --block 64 --dtype bf16 --out '" +
+                            Path("out.npy") + "'" + Join(paths));
+  ASSERT_EQ(p.code, 0) << p.output;
+  NpyArray out;
+  ASSERT_TRUE(ReadNpy(Path("out.npy"), &out).ok());
+  ASSERT_EQ(out.dtype, NpyDType::kFloat32);
+  ASSERT_EQ(out.count(), 4096u);
+  double se = 0, sr = 0;
+  for (size_t i = 0; i < out.count(); ++i) {
+    EXPECT_EQ(BF16ToF32(F32ToBF16(out.f32[i])), out.f32[i]) << "value is bf16-representable";
+    double s = 0;
+    for (const NpyArray& a : in) s += double(BF16ToF32(F32ToBF16(a.f32[i])));
+    se += (out.f32[i] - s) * (out.f32[i] - s);
+    sr += s * s;
+  }
+  EXPECT_LT(std::sqrt(se / sr), 0.05) << "quantized sum is close to the exact sum";
+  EXPECT_GT(se, 0.0) << "int8 rs+ag is not exact on Gaussian data";
+}
+
+TEST_F(ReduceTest, F16PathAndWidening) {
+  std::vector<NpyArray> in;
+  const auto paths = WriteInputs(3, {2, 3, 5}, Distribution::kInteger, &in);
+  Proc p = RunCommand(kReduce + " --algo ring --dtype f16 --out '" + Path("h.npy") + "'" + Join(paths));
+  ASSERT_EQ(p.code, 0) << p.output;
+  NpyArray h;
+  ASSERT_TRUE(ReadNpy(Path("h.npy"), &h).ok());
+  EXPECT_EQ(h.dtype, NpyDType::kFloat16);
+  EXPECT_EQ(h.shape, (std::vector<size_t>{2, 3, 5}));
+  for (size_t i = 0; i < h.count(); ++i)
+    EXPECT_EQ(F16ToF32(h.f16[i]), in[0].f32[i] + in[1].f32[i] + in[2].f32[i]);
+  // float16 files in, default dtype f16 -> float16 out; --dtype f32 widens.
+  std::vector<std::string> hp;
+  for (int r = 0; r < 2; ++r) {
+    NpyArray a;
+    a.dtype = NpyDType::kFloat16;
+    a.shape = {10};
+    for (int i = 0; i < 10; ++i) a.f16.push_back(F32ToF16(float(i * (r + 1))));
+    hp.push_back(Path("half" + std::to_string(r) + ".npy"));
+    ASSERT_TRUE(WriteNpy(hp.back(), a).ok());
+  }
+  p = RunCommand(kReduce + " --algo ring --out '" + Path("o16.npy") + "'" + Join(hp));
+  ASSERT_EQ(p.code, 0) << p.output;
+  NpyArray o;
+  ASSERT_TRUE(ReadNpy(Path("o16.npy"), &o).ok());
+  EXPECT_EQ(o.dtype, NpyDType::kFloat16);
+  p = RunCommand(kReduce + " --algo ring --dtype f32 --out '" + Path("o32.npy") + "'" + Join(hp));
+  ASSERT_EQ(p.code, 0) << p.output;
+  ASSERT_TRUE(ReadNpy(Path("o32.npy"), &o).ok());
+  ASSERT_EQ(o.dtype, NpyDType::kFloat32);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(o.f32[size_t(i)], float(3 * i));
+}
+
+TEST_F(ReduceTest, MismatchedShapesFail) {
+  auto paths = WriteInputs(2, {8, 8}, Distribution::kNormal);
+  NpyArray a;
+  a.shape = {64};
+  a.f32.assign(64, 1.0f);
+  ASSERT_TRUE(WriteNpy(Path("flat.npy"), a).ok());
+  paths.push_back(Path("flat.npy"));
+  const Proc p = RunCommand(kReduce + " --out '" + Path("out.npy") + "'" + Join(paths));
+  EXPECT_EQ(p.code, 1) << p.output;
+  EXPECT_NE(p.output.find("shape"), std::string::npos) << p.output;
+  EXPECT_NE(p.output.find("flat.npy"), std::string::npos) << p.output;
+}
+
+TEST_F(ReduceTest, TruncatedAndBadFilesFail) {
+  auto paths = WriteInputs(2, {1000}, Distribution::kNormal);
+  fs::resize_file(paths[1], fs::file_size(paths[1]) - 10);
+  Proc p = RunCommand(kReduce + " --out '" + Path("out.npy") + "'" + Join(paths));
+  EXPECT_EQ(p.code, 1) << p.output;
+  EXPECT_NE(p.output.find("truncated"), std::string::npos) << p.output;
+  EXPECT_NE(p.output.find("in1.npy"), std::string::npos) << p.output;
+  std::ofstream(Path("junk.npy")) << "hello";
+  p = RunCommand(kReduce + " --out '" + Path("out.npy") + "' '" + Path("junk.npy") + "'");
+  EXPECT_EQ(p.code, 1) << p.output;
+  EXPECT_NE(p.output.find("bad magic"), std::string::npos) << p.output;
+  p = RunCommand(kReduce + " --out '" + Path("out.npy") + "' '" + Path("missing.npy") + "'");
+  EXPECT_EQ(p.code, 1) << p.output;
+  EXPECT_NE(p.output.find("missing.npy"), std::string::npos) << p.output;
+}
+
+TEST_F(ReduceTest, UsageErrorsExit2) {
+  const auto paths = WriteInputs(2, {16}, Distribution::kNormal);
+  const std::string out = " --out '" + Path("out.npy") + "'";
+  struct Case { std::string args, expect; };
+  for (const Case& c : std::vector<Case>{
+           {" --algo bogus" + out + Join(paths), "unknown algorithm 'bogus'"},
+           {" --phases xy" + out + Join(paths), "unknown phases"},
+           {" --codec int3" + out + Join(paths), "unknown codec"},
+           {" --dtype f64" + out + Join(paths), "unknown dtype"},
+           {" --block 7" + out + Join(paths), "out of range"},
+           {" --block x" + out + Join(paths), "--block"},
+           {Join(paths), "missing --out"},
+           {out, "no input files"},
+           {" --frobnicate" + out + Join(paths), "--frobnicate"},
+       }) {
+    const Proc p = RunCommand(kReduce + c.args);
+    EXPECT_EQ(p.code, 2) << c.args << "\n" << p.output;
+    EXPECT_NE(p.output.find(c.expect), std::string::npos) << c.args << "\n" << p.output;
+  }
+}
+
+TEST_F(ReduceTest, HelpListsTables) {
+  const Proc p = RunCommand(kReduce + " --help");
+  EXPECT_EQ(p.code, 0);
+  for (const char* s : {"ring", "full_bidir", "semi", "naive_fp8", "rs+ag", "int8", "--microshards"})
+    EXPECT_NE(p.output.find(s), std::string::npos) << s;
+}
+
+TEST_F(ReduceTest, EveryQuantizedConfigAgreesAcrossRanks) {
+  const auto paths = WriteInputs(5, {3001}, Distribution::kNormal);
+  for (const char* algo : {"full", "full_bidir", "semi", "naive_fp8"}) {
+    for (const char* ph : {"rs", "ag", "rs+ag"}) {
+      const Proc p = RunCommand(kReduce + " --algo " + algo + " --phases " + ph + " --dtype bf16 --out '" +
+                                Path("o.npy") + "'" + Join(paths));
+      EXPECT_EQ(p.code, 0) << algo << " " << ph << "\n" << p.output;
+    }
+  }
+}
+
+// The quick run must produce a complete report whatever the numbers are (exit 0 = all
+// anchors met, 1 = some anchor missed; never a crash or usage error).
+TEST(AccuracyTool, QuickRunWritesReport) {
+  const std::string md = (fs::temp_directory_path() / ("equarx_acc_" + std::to_string(::getpid()) + ".md")).string();
+  const Proc p = RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --quick --out '" + md + "'");
+  EXPECT_TRUE(p.code == 0 || p.code == 1) << p.output;
+  std::ifstream f(md);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* s : {"Table I", "--quick", "naive_fp8", "semi rs+ag", "full_bidir ag", "## 2.", "## 3.",
+                        "heavy", "Result: "})
+    EXPECT_NE(text.find(s), std::string::npos) << s;
+  EXPECT_EQ(text.find("| NO |"), std::string::npos) << "all ranks agree bitwise";
+  EXPECT_EQ(p.code == 0, text.find("Result: OK") != std::string::npos) << "exit status matches the verdict";
+  fs::remove(md);
+}
+
+// The acceptance check itself: every Table I anchor at the default block within +-20%.
+TEST(AccuracyTool, QuickRunMeetsPaperAnchors) {
+  const Proc p = RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --quick --sections table1");
+  EXPECT_EQ(p.code, 0) << p.output;
+}
+
+TEST(AccuracyTool, UsageErrorsExit2) {
+  EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --bogus").code, 2);
+  EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --block 3").code, 2);
+  EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --help").code, 0);
+}
+
+#ifdef EQUARX_DEMO_PATH
+TEST(DemoTool, SmallRunPasses) {
+  const Proc p = RunCommand(std::string(EQUARX_DEMO_PATH) + " --size 256K --iters 2");
+  EXPECT_EQ(p.code, 0) << p.output;
+  EXPECT_NE(p.output.find("full_bidir"), std::string::npos) << p.output;
+}
+#endif
+
+}  // namespace
+}  // namespace equarx::tools

@@ -1,0 +1,74 @@
+// equarx tools — in-process group runner (see group.h).
+#include "group.h"
+
+#include <chrono>
+#include <cstring>
+#include <latch>
+#include <string>
+#include <thread>
+
+namespace equarx::tools {
+
+uint64_t GroupCallResult::total_bytes() const {
+  uint64_t t = 0;
+  for (uint64_t b : bytes_sent) t += b;
+  return t;
+}
+
+double GroupCallResult::mean_bytes_per_rank() const {
+  return bytes_sent.empty() ? 0.0 : double(total_bytes()) / double(bytes_sent.size());
+}
+
+Status InProcessGroup::Create(int ranks, std::unique_ptr<InProcessGroup>* out) {
+  if (ranks < 1) return InvalidArgument("a group needs at least 1 rank, got " + std::to_string(ranks));
+  auto g = std::unique_ptr<InProcessGroup>(new InProcessGroup());
+  EQUARX_RETURN_IF_ERROR(CreateInProcessGroup(ranks, &g->comms_));
+  if (g->comms_.size() != size_t(ranks))
+    return Internal("CreateInProcessGroup returned " + std::to_string(g->comms_.size()) +
+                    " communicators for " + std::to_string(ranks) + " ranks");
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+Status InProcessGroup::AllReduce(const std::vector<const void*>& send, const std::vector<void*>& recv,
+                                 size_t count, DType dtype, const AllReduceOptions& options,
+                                 GroupCallResult* result) {
+  const size_t n = comms_.size();
+  if (send.size() != n || recv.size() != n)
+    return InvalidArgument("need one send and one recv buffer per rank");
+  std::vector<uint64_t> before(n);
+  for (size_t r = 0; r < n; ++r) before[r] = comms_[r]->stats().bytes_sent;
+  std::vector<Status> status(n);
+  std::latch ready(ptrdiff_t(n) + 1), go(1);
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (size_t r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      ready.count_down();
+      go.wait();
+      status[r] = comms_[r]->AllReduce(send[r], recv[r], count, dtype, options);
+    });
+  }
+  ready.arrive_and_wait();
+  const auto t0 = std::chrono::steady_clock::now();
+  go.count_down();
+  for (std::thread& t : threads) t.join();
+  const auto t1 = std::chrono::steady_clock::now();
+  if (result) {
+    result->seconds = std::chrono::duration<double>(t1 - t0).count();
+    result->bytes_sent.assign(n, 0);
+    for (size_t r = 0; r < n; ++r) result->bytes_sent[r] = comms_[r]->stats().bytes_sent - before[r];
+  }
+  for (size_t r = 0; r < n; ++r)
+    if (!status[r].ok())
+      return Status(status[r].code(), "rank " + std::to_string(r) + ": " + status[r].message());
+  return Status::Ok();
+}
+
+int FirstDifferentRank(const std::vector<void*>& recv, size_t bytes) {
+  for (size_t r = 1; r < recv.size(); ++r)
+    if (bytes && std::memcmp(recv[0], recv[r], bytes) != 0) return int(r);
+  return -1;
+}
+
+}  // namespace equarx::tools

@@ -1,0 +1,312 @@
+// equarx-perf — AllReduce bandwidth in nccl-tests conventions, in-process or under mpirun.
+//
+//   equarx-perf -b 1K -e 64M -f 2 -n 20 -w 5 -c 1 -d bf16 --algo ring,full_bidir,semi
+//               --phases rs+ag [--ranks 8] [-J out.jsonl]
+//
+// For every size and configuration: median over iterations of the slowest rank's time,
+// algbw = logical bytes / time, busbw = algbw * 2(N-1)/N (logical, uncompressed bytes, so a
+// codec's gain shows as higher busbw), wire bytes rank 0 sent per call (descriptor check
+// included), and with -c 1 the max abs and relative RMS error against the f64 exact sum and
+// #wrong (elements not equal to the exact sum rounded to the dtype; 0 is expected only for
+// unquantized paths on integer-valued data, -D integer). `--algo mpi` times MPI_Allreduce
+// (f32 only) on the same buffers in the same run. Under mpirun each process is one rank.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "codec/codec.h"
+#include "equarx/equarx.hpp"
+#include "perf_world.h"
+#include "random.h"
+
+namespace equarx::perf {
+namespace {
+
+struct Config {
+  std::string algo;  // an equarx algorithm name or "mpi"
+  Phases phases = Phases::kRSAG;
+  bool quantized = false;
+};
+
+struct Settings {
+  size_t min_bytes = 1 << 20, max_bytes = 1 << 20, factor = 2;
+  uint64_t iters = 20, warmup = 5, check = 1, ranks = 4, seed = 1;
+  std::string dtype = "bf16", algos = "ring,full_bidir", phases = "rs+ag", codec = "int8";
+  std::string dist = "normal", json;
+  size_t block = kDefaultBlock;
+  uint64_t microshards = 0;
+  bool f32_partials = false;
+  std::string command;
+};
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+uint64_t Fnv1a(const uint8_t* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+// Rank r's input in f32 (after rounding to the dtype) for elements [off, off + n).
+void Input(const Settings& s, tools::Distribution d, DType dt, int r, size_t off, size_t n,
+           float* out, std::vector<uint8_t>* tmp) {
+  tools::GenSpec g;
+  g.dist = d;
+  g.seed = s.seed;
+  g.stream = uint64_t(r);
+  tools::Generate(g, off, n, out);
+  if (dt != DType::kFloat32) {
+    tmp->resize(n * DTypeSize(dt));
+    codec::Convert(DType::kFloat32, out, n, dt, tmp->data());
+    codec::Convert(dt, tmp->data(), n, DType::kFloat32, out);
+  }
+}
+
+struct Errors {
+  double max_abs = 0, rel_rms = 0;
+  uint64_t wrong = 0;
+};
+
+// Rank 0's result against the exact f64 sum of every rank's input, chunk by chunk.
+Errors Check(const Settings& s, tools::Distribution d, DType dt, int ranks, const uint8_t* result,
+             size_t count) {
+  Errors e;
+  const size_t chunk = 1 << 20;
+  std::vector<double> exact(chunk);
+  std::vector<float> x(chunk), got(chunk);
+  std::vector<uint8_t> tmp, rounded(chunk * 4);
+  double se = 0, sr = 0;
+  for (size_t off = 0; off < count; off += chunk) {
+    const size_t n = std::min(chunk, count - off);
+    std::fill(exact.begin(), exact.begin() + long(n), 0.0);
+    for (int r = 0; r < ranks; ++r) {
+      Input(s, d, dt, r, off, n, x.data(), &tmp);
+      for (size_t i = 0; i < n; ++i) exact[i] += x[i];
+    }
+    codec::Convert(dt, result + off * DTypeSize(dt), n, DType::kFloat32, got.data());
+    for (size_t i = 0; i < n; ++i) x[i] = float(exact[i]);
+    codec::Convert(DType::kFloat32, x.data(), n, dt, rounded.data());
+    codec::Convert(dt, rounded.data(), n, DType::kFloat32, x.data());
+    for (size_t i = 0; i < n; ++i) {
+      const double err = double(got[i]) - exact[i];
+      e.max_abs = std::max(e.max_abs, std::fabs(err));
+      se += err * err;
+      sr += exact[i] * exact[i];
+      e.wrong += std::memcmp(&got[i], &x[i], 4) != 0;
+    }
+  }
+  e.rel_rms = sr > 0 ? std::sqrt(se / sr) : 0;
+  return e;
+}
+
+void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
+  const DType dt = *ParseDType(s.dtype);
+  const auto dist = *tools::ParseDistribution(s.dist);
+  const int n = w.size(), me = w.rank();
+  const size_t esize = DTypeSize(dt);
+  const size_t max_count = s.max_bytes / esize;
+  std::vector<uint8_t> send(max_count * esize), recv(max_count * esize);
+  {
+    std::vector<float> f(max_count);
+    std::vector<uint8_t> tmp;
+    Input(s, dist, dt, me, 0, max_count, f.data(), &tmp);
+    codec::Convert(DType::kFloat32, f.data(), max_count, dt, send.data());
+  }
+  FILE* json = nullptr;
+  if (me == 0) {
+    std::printf("# equarx-perf: %d ranks (%s), dtype %s, data %s, SIMD %s\n", n,
+                w.transport().c_str(), s.dtype.c_str(), s.dist.c_str(),
+                codec::TargetName(codec::CurrentTarget()).c_str());
+    std::printf("# %10s %10s %5s %10s %6s %5s %5s %10s %8s %8s %12s %9s %9s %7s\n", "size", "count",
+                "type", "algo", "phases", "codec", "block", "time(us)", "algbw", "busbw",
+                "wire(B/rank)", "maxabs", "relrms", "#wrong");
+    if (!s.json.empty()) {
+      json = std::fopen(s.json.c_str(), "w");
+      if (!json) std::fprintf(stderr, "equarx-perf: cannot write %s\n", s.json.c_str());
+    }
+    if (json)
+      std::fprintf(json,
+                   "{\"type\":\"header\",\"build\":\"equarx %s\",\"simd_target\":\"%s\","
+                   "\"transport\":\"%s\",\"ranks\":%d,\"command\":\"%s\"}\n",
+                   EQUARX_VERSION, codec::TargetName(codec::CurrentTarget()).c_str(),
+                   w.transport().c_str(), n, s.command.c_str());
+  }
+  for (size_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= s.factor) {
+    const size_t count = bytes / esize;
+    for (const Config& c : configs) {
+      AllReduceOptions o;
+      if (c.algo != "mpi") o.algorithm = *ParseAlgorithm(c.algo);
+      o.phases = c.phases;
+      o.codec = *ParseCodec(s.codec);
+      o.block = s.block;
+      o.microshards = s.microshards;
+      o.f32_partials = s.f32_partials;
+      const bool mpi = c.algo == "mpi";
+      if (mpi && (dt != DType::kFloat32 || w.transport() != "mpi")) {
+        if (me == 0) std::printf("# mpi: skipped (needs -d f32 under mpirun)\n");
+        break;
+      }
+      std::vector<double> times(s.iters);
+      Status st;
+      const uint64_t sent0 = w.comm().stats().bytes_sent;
+      for (uint64_t it = 0; it < s.warmup + s.iters; ++it) {
+        w.Barrier();
+        const auto t0 = std::chrono::steady_clock::now();
+        if (mpi) w.MpiAllreduceF32(reinterpret_cast<const float*>(send.data()),
+                                   reinterpret_cast<float*>(recv.data()), count);
+        else st = w.comm().AllReduce(send.data(), recv.data(), count, dt, o);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (!st.ok()) break;
+        if (it >= s.warmup) times[it - s.warmup] = std::chrono::duration<double>(t1 - t0).count();
+      }
+      double failed = st.ok() ? 0 : 1;
+      w.MaxInPlace(&failed, 1);
+      if (failed) {
+        if (!st.ok()) std::fprintf(stderr, "rank %d: %s: %s\n", me, c.algo.c_str(), st.ToString().c_str());
+        continue;
+      }
+      const double wire = double(w.comm().stats().bytes_sent - sent0) / double(s.warmup + s.iters);
+      w.MaxInPlace(times.data(), times.size());
+      uint64_t h = Fnv1a(recv.data(), count * esize), h0 = h;
+      w.BroadcastFromRoot(&h0);
+      double differs = h != h0;
+      w.SumInPlace(&differs, 1);
+      if (me != 0) continue;
+      Errors e;
+      if (s.check) e = Check(s, dist, dt, n, recv.data(), count);
+      const double t = Median(times);
+      const double algbw = t > 0 ? double(count * esize) / t / 1e9 : 0;
+      const double busbw = algbw * 2.0 * (n - 1) / n;
+      const std::string ph = (c.quantized ? std::string(PhasesName(c.phases)) : "-");
+      const std::string codec_name = c.quantized && c.algo != "naive_fp8" ? s.codec : "-";
+      const size_t block = c.quantized && c.algo != "naive_fp8" ? s.block : 0;
+      std::printf("  %10zu %10zu %5s %10s %6s %5s %5zu %10.1f %8.3f %8.3f %12.0f %9.3g %9.3g %7llu%s\n",
+                  count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
+                  codec_name.c_str(), block, t * 1e6, algbw, busbw, mpi ? 0.0 : wire, e.max_abs,
+                  e.rel_rms, (unsigned long long)e.wrong,
+                  differs ? "  RANKS DIFFER" : "");
+      std::fflush(stdout);
+      if (json)
+        std::fprintf(json,
+                     "{\"size_bytes\":%zu,\"count\":%zu,\"dtype\":\"%s\",\"algo\":\"%s\","
+                     "\"phases\":\"%s\",\"codec\":\"%s\",\"block\":%zu,\"ranks\":%d,"
+                     "\"time_us\":%.3f,\"algbw_gbs\":%.6f,\"busbw_gbs\":%.6f,\"wire_bytes\":%.0f,"
+                     "\"max_abs_err\":%.6g,\"rel_rms_err\":%.6g,\"wrong\":%llu,"
+                     "\"ranks_identical\":%s,\"transport\":\"%s\",\"data\":\"%s\"}\n",
+                     count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
+                     codec_name.c_str(), block, n, t * 1e6, algbw, busbw, mpi ? 0.0 : wire,
+                     e.max_abs, e.rel_rms, (unsigned long long)e.wrong,
+                     differs ? "false" : "true", w.transport().c_str(), s.dist.c_str());
+    }
+  }
+  if (json) std::fclose(json);
+}
+
+// nccl-tests' short flags as our long options.
+std::vector<std::string> Normalize(int argc, char** argv) {
+  static const char* kShort[][2] = {{"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"},
+                                    {"-n", "--iters"},    {"-w", "--warmup_iters"}, {"-c", "--check"},
+                                    {"-d", "--datatype"}, {"-J", "--json"},  {"-D", "--data"}};
+  std::vector<std::string> out{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    for (auto& m : kShort)
+      if (a == m[0]) a = m[1];
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace equarx::perf
+
+int main(int argc, char** argv) {
+  using namespace equarx;
+  using namespace equarx::perf;
+  Settings s;
+  for (int i = 0; i < argc; ++i) s.command += (i ? " " : "") + std::string(argv[i]);
+  tools::ArgParser p("equarx-perf", "AllReduce bandwidth and error, nccl-tests style");
+  p.AddSize("minbytes", &s.min_bytes, "-b: smallest size in bytes (K/M/G suffixes)");
+  p.AddSize("maxbytes", &s.max_bytes, "-e: largest size in bytes");
+  p.AddSize("stepfactor", &s.factor, "-f: multiply the size by this each step");
+  p.AddUint("iters", &s.iters, "-n: timed iterations per size");
+  p.AddUint("warmup_iters", &s.warmup, "-w: untimed warm-up iterations");
+  p.AddUint("check", &s.check, "-c: 1 = measure error vs the f64 exact sum, 0 = skip");
+  p.AddString("datatype", &s.dtype, "-d: f32, bf16 or f16");
+  p.AddString("data", &s.dist, "-D: normal, uniform, heavy or integer");
+  p.AddString("json", &s.json, "-J: write one JSON object per row to FILE", "FILE");
+  p.AddString("algo", &s.algos, "comma-separated: ring, full, full_bidir, semi, naive_fp8, mpi");
+  p.AddString("phases", &s.phases, "comma-separated: rs, ag, rs+ag (quantized algorithms)");
+  p.AddString("codec", &s.codec, "codec of the quantized phases (int8)");
+  p.AddSize("block", &s.block, "elements per scale block");
+  p.AddUint("microshards", &s.microshards, "microshards per shard (0 = default)");
+  p.AddFlag("f32-partials", &s.f32_partials, "unquantized RS hops carry f32");
+  p.AddUint("ranks", &s.ranks, "in-process ranks (ignored under mpirun)");
+  p.AddUint("seed", &s.seed, "data seed");
+  auto args = Normalize(argc, argv);
+  std::vector<const char*> av;
+  for (auto& a : args) av.push_back(a.c_str());
+  Status st = p.Parse(int(av.size()), av.data());
+  if (!st.ok()) {
+    std::fprintf(stderr, "equarx-perf: %s\n%s", st.message().c_str(), p.Help().c_str());
+    return 2;
+  }
+  if (p.help_requested()) {
+    std::printf("%s", p.Help().c_str());
+    return 0;
+  }
+  std::vector<Config> configs;
+  for (const std::string& a : Split(s.algos)) {
+    if (a != "mpi" && !ParseAlgorithm(a)) {
+      std::fprintf(stderr, "equarx-perf: unknown algorithm '%s'\n", a.c_str());
+      return 2;
+    }
+    const bool q = a != "mpi" && IsQuantized(*ParseAlgorithm(a)) && a != "naive_fp8";
+    if (!q) {
+      configs.push_back({a, Phases::kRSAG, a == "naive_fp8"});
+      continue;
+    }
+    for (const std::string& ph : Split(s.phases)) {
+      auto pp = ParsePhases(ph);
+      if (!pp) {
+        std::fprintf(stderr, "equarx-perf: unknown phases '%s'\n", ph.c_str());
+        return 2;
+      }
+      configs.push_back({a, *pp, true});
+    }
+  }
+  if (!ParseDType(s.dtype) || !tools::ParseDistribution(s.dist) || !ParseCodec(s.codec) ||
+      s.factor < 2 || s.min_bytes == 0 || s.min_bytes > s.max_bytes || s.iters == 0 ||
+      s.ranks < 1 || s.ranks > 4096) {
+    std::fprintf(stderr, "equarx-perf: bad dtype, data, codec, sizes, iterations or ranks\n");
+    return 2;
+  }
+  auto body = [&](World& w) { Body(s, configs, w); };
+  st = UnderMpirun() ? RunMpi(&argc, &argv, body) : RunInProcess(int(s.ranks), body);
+  if (!st.ok()) {
+    std::fprintf(stderr, "equarx-perf: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,127 @@
+// equarx-perf worlds (see perf_world.h).
+#include "perf_world.h"
+
+#include <barrier>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#ifdef EQUARX_HAVE_MPI
+#include <mpi.h>
+
+#include "equarx/mpi.h"
+#endif
+
+namespace equarx::perf {
+namespace {
+
+// Shared state of an in-process world: a barrier and a staging area for reductions.
+struct Shared {
+  explicit Shared(int n) : barrier(n), slots(size_t(n)) {}
+  std::barrier<> barrier;
+  std::vector<std::vector<double>> slots;
+  std::vector<uint64_t> bcast{0};
+};
+
+class ThreadWorld final : public World {
+ public:
+  ThreadWorld(Shared* s, Communicator* c) : s_(s), c_(c) {}
+  int rank() const override { return c_->rank(); }
+  int size() const override { return c_->size(); }
+  Communicator& comm() override { return *c_; }
+  void Barrier() override { s_->barrier.arrive_and_wait(); }
+  void MaxInPlace(double* v, size_t n) override { Reduce(v, n, true); }
+  void SumInPlace(double* v, size_t n) override { Reduce(v, n, false); }
+  void BroadcastFromRoot(uint64_t* v) override {
+    if (rank() == 0) s_->bcast[0] = *v;
+    Barrier();
+    *v = s_->bcast[0];
+    Barrier();
+  }
+  bool MpiAllreduceF32(const float*, float*, size_t) override { return false; }
+  std::string transport() const override { return "inproc"; }
+
+ private:
+  void Reduce(double* v, size_t n, bool max) {
+    s_->slots[size_t(rank())].assign(v, v + n);
+    Barrier();
+    for (size_t i = 0; i < n; ++i) {
+      double acc = s_->slots[0][i];
+      for (int r = 1; r < size(); ++r) {
+        const double x = s_->slots[size_t(r)][i];
+        acc = max ? (x > acc ? x : acc) : acc + x;  // fixed order: same result on every rank
+      }
+      v[i] = acc;
+    }
+    Barrier();
+  }
+  Shared* s_;
+  Communicator* c_;
+};
+
+#ifdef EQUARX_HAVE_MPI
+class MpiWorld final : public World {
+ public:
+  explicit MpiWorld(std::unique_ptr<Communicator> c) : c_(std::move(c)) {}
+  int rank() const override { return c_->rank(); }
+  int size() const override { return c_->size(); }
+  Communicator& comm() override { return *c_; }
+  void Barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
+  void MaxInPlace(double* v, size_t n) override {
+    MPI_Allreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  void SumInPlace(double* v, size_t n) override {
+    MPI_Allreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
+  void BroadcastFromRoot(uint64_t* v) override { MPI_Bcast(v, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD); }
+  bool MpiAllreduceF32(const float* send, float* recv, size_t count) override {
+    MPI_Allreduce(send, recv, int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    return true;
+  }
+  std::string transport() const override { return "mpi"; }
+
+ private:
+  std::unique_ptr<Communicator> c_;
+};
+#endif
+
+}  // namespace
+
+bool UnderMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+}
+
+Status RunInProcess(int ranks, const std::function<void(World&)>& body) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  EQUARX_RETURN_IF_ERROR(CreateInProcessGroup(ranks, &comms));
+  Shared shared(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      ThreadWorld w(&shared, comms[size_t(r)].get());
+      body(w);
+    });
+  for (auto& t : threads) t.join();
+  return Status::Ok();
+}
+
+Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) {
+#ifdef EQUARX_HAVE_MPI
+  MPI_Init(argc, argv);
+  std::unique_ptr<Communicator> c;
+  Status st = CreateMpiCommunicator(MPI_COMM_WORLD, &c);
+  if (st.ok()) {
+    MpiWorld w(std::move(c));
+    body(w);
+  }
+  MPI_Finalize();
+  return st;
+#else
+  (void)argc;
+  (void)argv;
+  (void)body;
+  return Unsupported("this build of equarx-perf has no MPI");
+#endif
+}
+
+}  // namespace equarx::perf

@@ -1,0 +1,222 @@
+// equarx-reduce — AllReduce of .npy files with an N-rank in-process group.
+//
+//   equarx-reduce [--algo A] [--phases P] [--codec C] [--block B] [--microshards M]
+//                 [--dtype bf16|f16|f32] --out OUT.npy IN0.npy ... IN{N-1}.npy
+//
+// Input i is rank i's buffer (float32 or float16 .npy, all the same shape and dtype). The
+// AllReduce runs in `--dtype` (default: the files' dtype): bf16 rounds the inputs to bf16
+// (RNE) and writes float32 holding the bf16 results; f16 writes float16; f32 writes float32.
+// Rank 0's result is written with the input shape; the tool fails if any rank's result
+// differs bitwise from rank 0's (a hard guarantee of the library). It prints the wire bytes
+// each rank sent (Communicator::stats().bytes_sent) and the elapsed time.
+// Exit codes: 0 ok, 1 runtime error (bad file, shape mismatch, collective failure, ranks
+// disagree), 2 usage error.
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "equarx/communicator.h"
+#include "equarx/options.h"
+#include "equarx/types.h"
+#include "group.h"
+#include "half.h"
+#include "npy.h"
+
+namespace equarx::tools {
+namespace {
+
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+std::string TableLines(const EnumInfo* t, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    std::string name(t[i].name);
+    if (name.size() < 12) name.append(12 - name.size(), ' ');
+    s += "    " + name + " " + std::string(t[i].description) + "\n";
+  }
+  return s;
+}
+
+std::string HelpText(const ArgParser& p) {
+  size_t na, np, nc;
+  const EnumInfo* a = AlgorithmTable(&na);
+  const EnumInfo* ph = PhasesTable(&np);
+  const EnumInfo* c = CodecTable(&nc);
+  return p.Help() +
+         "\nRuns an N-rank in-process AllReduce of the N input arrays (rank i gets IN_i) and\n"
+         "writes rank 0's result. Inputs: float32 ('<f4') or float16 ('<f2') .npy, same shape.\n"
+         "--dtype bf16 rounds the inputs to bf16 and writes float32 holding the bf16 results.\n"
+         "Exit status: 0 ok, 1 runtime error, 2 usage error.\n\nalgorithms (--algo):\n" +
+         TableLines(a, na) + "\nphases (--phases):\n" + TableLines(ph, np) +
+         "\ncodecs (--codec):\n" + TableLines(c, nc);
+}
+
+int Usage(const std::string& msg) {
+  std::fprintf(stderr, "equarx-reduce: %s\n(run equarx-reduce --help for usage)\n", msg.c_str());
+  return kExitUsage;
+}
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "equarx-reduce: error: %s\n", msg.c_str());
+  return kExitRuntime;
+}
+
+// Rank r's buffer in the run dtype, converted from the file.
+void ToRunDType(const NpyArray& a, DType run, std::vector<uint8_t>* buf) {
+  const size_t n = a.count();
+  buf->resize(n * DTypeSize(run));
+  auto f32_at = [&](size_t i) {
+    return a.dtype == NpyDType::kFloat32 ? a.f32[i] : F16ToF32(a.f16[i]);
+  };
+  if (run == DType::kFloat32) {
+    float* d = reinterpret_cast<float*>(buf->data());
+    for (size_t i = 0; i < n; ++i) d[i] = f32_at(i);
+  } else if (run == DType::kBFloat16) {
+    uint16_t* d = reinterpret_cast<uint16_t*>(buf->data());
+    for (size_t i = 0; i < n; ++i) d[i] = F32ToBF16(f32_at(i));
+  } else {
+    uint16_t* d = reinterpret_cast<uint16_t*>(buf->data());
+    if (a.dtype == NpyDType::kFloat16) {
+      for (size_t i = 0; i < n; ++i) d[i] = a.f16[i];
+    } else {
+      for (size_t i = 0; i < n; ++i) d[i] = F32ToF16(a.f32[i]);
+    }
+  }
+}
+
+int Main(int argc, char** argv) {
+  const AllReduceOptions defaults;
+  std::string algo_s(AlgorithmName(defaults.algorithm)), phases_s(PhasesName(defaults.phases)),
+      codec_s(CodecName(defaults.codec)), dtype_s, out_path;
+  size_t block = kDefaultBlock, microshards = 0;
+  uint64_t timeout_ms = 0;
+  ArgParser p("equarx-reduce", "[options] --out OUT.npy IN0.npy [IN1.npy ...]");
+  p.AddString("algo", &algo_s, "algorithm (default " + algo_s + "; see below)", "A");
+  p.AddString("phases", &phases_s, "quantized phases: rs, ag, rs+ag (default " + phases_s + ")", "P");
+  p.AddString("codec", &codec_s, "wire codec (default " + codec_s + ")", "C");
+  p.AddSize("block", &block, "elements per scale block (default " + std::to_string(kDefaultBlock) + ")", "B");
+  p.AddSize("microshards", &microshards, "pipeline pieces per shard (0 = library default)", "M");
+  p.AddString("dtype", &dtype_s, "bf16|f16|f32: dtype of the AllReduce (default: the files')", "T");
+  p.AddUint("timeout-ms", &timeout_ms, "per-call deadline in ms (0 = library default)", "MS");
+  p.AddString("out", &out_path, "output .npy file (rank 0's result)", "OUT");
+  if (Status s = p.Parse(argc, argv); !s.ok()) return Usage(s.message());
+  if (p.help_requested()) {
+    std::fputs(HelpText(p).c_str(), stdout);
+    return 0;
+  }
+  AllReduceOptions opt;
+  const auto algo = ParseAlgorithm(algo_s);
+  if (!algo) return Usage("unknown algorithm '" + algo_s + "'");
+  const auto phases = ParsePhases(phases_s);
+  if (!phases) return Usage("unknown phases '" + phases_s + "' (rs, ag or rs+ag)");
+  const auto codec = ParseCodec(codec_s);
+  if (!codec) return Usage("unknown codec '" + codec_s + "'");
+  if (block < kMinBlock || block > kMaxBlock)
+    return Usage("--block " + std::to_string(block) + " is out of range [" +
+                 std::to_string(kMinBlock) + ", " + std::to_string(kMaxBlock) + "]");
+  if (microshards > kMaxMicroshards)
+    return Usage("--microshards " + std::to_string(microshards) + " exceeds " + std::to_string(kMaxMicroshards));
+  if (timeout_ms > 0xFFFFFFFFull) return Usage("--timeout-ms is too large");
+  std::optional<DType> dtype_opt;
+  if (!dtype_s.empty()) {
+    dtype_opt = ParseDType(dtype_s);
+    if (!dtype_opt) return Usage("unknown dtype '" + dtype_s + "' (bf16, f16 or f32)");
+  }
+  if (out_path.empty()) return Usage("missing --out OUT.npy");
+  const std::vector<std::string>& inputs = p.positional();
+  if (inputs.empty()) return Usage("no input files (one .npy per rank)");
+  if (inputs.size() > 4096) return Usage("too many inputs (at most 4096 ranks)");
+  opt.algorithm = *algo;
+  opt.phases = *phases;
+  opt.codec = *codec;
+  opt.block = block;
+  opt.microshards = microshards;
+  opt.timeout_ms = uint32_t(timeout_ms);
+
+  // Read and convert one file at a time, so only one file-sized copy is alive at once.
+  const int ranks = int(inputs.size());
+  std::vector<std::vector<uint8_t>> send(inputs.size());
+  std::vector<size_t> shape;
+  NpyDType file_dtype = NpyDType::kFloat32;
+  DType run = DType::kFloat32;
+  for (size_t r = 0; r < inputs.size(); ++r) {
+    NpyArray a;
+    if (Status s = ReadNpy(inputs[r], &a); !s.ok()) return Fail(s.message());
+    if (r == 0) {
+      shape = a.shape;
+      file_dtype = a.dtype;
+      run = dtype_opt ? *dtype_opt
+                      : (a.dtype == NpyDType::kFloat32 ? DType::kFloat32 : DType::kFloat16);
+    } else if (a.dtype != file_dtype) {
+      return Fail(inputs[r] + " is " + NpyDTypeName(a.dtype) + " but " + inputs[0] + " is " +
+                  NpyDTypeName(file_dtype) + " (all inputs must have the same dtype)");
+    } else if (a.shape != shape) {
+      return Fail(inputs[r] + " has shape " + ShapeString(a.shape) + " but " + inputs[0] +
+                  " has shape " + ShapeString(shape) + " (all inputs must have the same shape)");
+    }
+    ToRunDType(a, run, &send[r]);
+  }
+  size_t count = 1;
+  for (size_t d : shape) count *= d;
+  const size_t bytes = count * DTypeSize(run);
+
+  std::unique_ptr<InProcessGroup> group;
+  if (Status s = InProcessGroup::Create(ranks, &group); !s.ok()) return Fail(s.ToString());
+  std::vector<std::vector<uint8_t>> recv(inputs.size(), std::vector<uint8_t>(bytes));
+  std::vector<const void*> sp;
+  std::vector<void*> rp;
+  for (size_t r = 0; r < inputs.size(); ++r) {
+    sp.push_back(send[r].data());
+    rp.push_back(recv[r].data());
+  }
+  GroupCallResult res;
+  if (Status s = group->AllReduce(sp, rp, count, run, opt, &res); !s.ok())
+    return Fail("AllReduce failed: " + s.ToString());
+  send.clear();
+  send.shrink_to_fit();
+  const int bad = FirstDifferentRank(rp, bytes);
+
+  NpyArray out;
+  out.shape = shape;
+  if (run == DType::kFloat16) {
+    out.dtype = NpyDType::kFloat16;
+    out.f16.resize(count);
+    if (bytes) std::memcpy(out.f16.data(), recv[0].data(), bytes);
+  } else {
+    out.dtype = NpyDType::kFloat32;
+    out.f32.resize(count);
+    if (run == DType::kFloat32) {
+      if (bytes) std::memcpy(out.f32.data(), recv[0].data(), bytes);
+    } else {
+      BF16ToF32Array(reinterpret_cast<const uint16_t*>(recv[0].data()), count, out.f32.data());
+    }
+  }
+  if (Status s = WriteNpy(out_path, out); !s.ok()) return Fail(s.message());
+
+  std::printf("equarx-reduce: %d ranks, %zu elements %s, dtype %s, algo %s, phases %s, codec %s, block %zu\n",
+              ranks, count, ShapeString(shape).c_str(), std::string(DTypeName(run)).c_str(),
+              std::string(AlgorithmName(opt.algorithm)).c_str(),
+              std::string(PhasesName(opt.phases)).c_str(), std::string(CodecName(opt.codec)).c_str(),
+              opt.block);
+  std::printf("wire bytes per rank:");
+  for (size_t r = 0; r < res.bytes_sent.size(); ++r)
+    std::printf("%s %llu", r ? "," : "", static_cast<unsigned long long>(res.bytes_sent[r]));
+  std::printf("\nwire bytes total: %llu (%s); logical bytes per rank: %zu\n",
+              static_cast<unsigned long long>(res.total_bytes()),
+              FormatBytes(double(res.total_bytes())).c_str(), bytes);
+  std::printf("elapsed: %.3f ms\n", res.seconds * 1e3);
+  std::printf("wrote %s (%s %s)\n", out_path.c_str(), NpyDTypeName(out.dtype), ShapeString(shape).c_str());
+  if (bad >= 0)
+    return Fail("rank " + std::to_string(bad) +
+                "'s result differs bitwise from rank 0's (wrote rank 0's result anyway)");
+  return 0;
+}
+
+}  // namespace
+}  // namespace equarx::tools
+
+int main(int argc, char** argv) { return equarx::tools::Main(argc, argv); }
