@@ -13,6 +13,14 @@ inline constexpr size_t kMaxBlock = 4096;
 inline constexpr size_t kDefaultBlock = 64;
 inline constexpr size_t kMaxMicroshards = 64;
 
+/// Diagnostic execution modes for measuring how well coding overlaps communication
+/// (benchmarks only: the results of the two partial modes are meaningless).
+enum class ExecutionMode : uint8_t {
+  kNormal = 0,
+  kWireOnly = 1,   ///< every message of the schedule, no codec work
+  kCodecOnly = 2,  ///< every codec kernel of the schedule on stale buffers, no messages
+};
+
 /// Options of one AllReduce call. Every rank must pass the same values (checked).
 /// Option > environment variable (EQUARX_*) > default, see docs/configuration.md.
 struct AllReduceOptions {
@@ -33,6 +41,8 @@ struct AllReduceOptions {
   uint32_t timeout_ms = 0;
   /// Exchange a small descriptor first so that invalid or mismatched calls fail on every rank.
   bool validate = true;
+  /// Diagnostics only; see ExecutionMode.
+  ExecutionMode mode = ExecutionMode::kNormal;
 };
 
 }  // namespace equarx

@@ -71,6 +71,8 @@ class Run {
     base_ = s->Bytes(L_.total);
     reqs_ = s->Requests(4 * L_.Slots(), &live_);  // rs recv, rs send, ag recv, ag send
     esize_ = DTypeSize(a.dtype);
+    codec_on_ = a.mode != ExecutionMode::kWireOnly;
+    wire_on_ = a.mode != ExecutionMode::kCodecOnly;
   }
 
   Status Go() {
@@ -109,8 +111,19 @@ class Run {
   DType LocalType() const { return p_.precast_e5m2 ? DType::kFloat32 : a_.dtype; }
   void* Out(Range r) const { return static_cast<uint8_t*>(a_.recv) + r.begin * esize_; }
 
+  // Kernels and transport calls go through these so that the diagnostic modes can leave
+  // one side out (RunArgs::mode); in normal runs both are always on.
+  template <typename... A> void KernEncode(A... a) { if (codec_on_) codec::Encode(a...); }
+  template <typename... A> void KernDecode(A... a) { if (codec_on_) codec::Decode(a...); }
+  template <typename... A> void KernDecodeAccumulate(A... a) { if (codec_on_) codec::DecodeAccumulate(a...); }
+  template <typename... A> void KernDecodeAccumulateEncode(A... a) {
+    if (codec_on_) codec::DecodeAccumulateEncode(a...);
+  }
+  template <typename... A> void KernConvert(A... a) { if (codec_on_) codec::Convert(a...); }
+
   Status Post(Kind kind, int lane, int t, size_t k, int peer, int phase, void* buf, size_t bytes) {
     const size_t i = Req(kind, lane, t, k);
+    if (!wire_on_) return Status::Ok();
     Status st = (kind == kRsSend || kind == kAgSend)
                     ? t_->Isend(peer, Tag(phase, lane, t, k), buf, bytes, &reqs_[i])
                     : t_->Irecv(peer, Tag(phase, lane, t, k), buf, bytes, &reqs_[i]);
@@ -167,10 +180,10 @@ class Run {
           if (mr.count == 0) continue;
           uint8_t* out = RsSend(l, t, k);
           if (t == 0) {
-            codec::Encode(p_.rs_wire, LocalType(), Local(mr), mr.count, out);
+            KernEncode(p_.rs_wire, LocalType(), Local(mr), mr.count, out);
           } else {
             EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
-            codec::DecodeAccumulateEncode(p_.rs_wire, RsRecv(l, t - 1, k), mr.count, LocalType(),
+            KernDecodeAccumulateEncode(p_.rs_wire, RsRecv(l, t - 1, k), mr.count, LocalType(),
                                           Local(mr), out);
           }
           EQUARX_RETURN_IF_ERROR(Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
@@ -190,17 +203,17 @@ class Run {
       if (ln.region != g || ln.steps == 0) continue;
       EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, ln.steps - 1, k));
       if (first)
-        codec::DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, LocalType(),
+        KernDecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, LocalType(),
                                 Local(mr), acc);
       else
-        codec::DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count,
+        KernDecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count,
                                 DType::kFloat32, acc, acc);
       first = false;
     }
-    if (first) codec::Convert(LocalType(), Local(mr), mr.count, DType::kFloat32, acc);
+    if (first) KernConvert(LocalType(), Local(mr), mr.count, DType::kFloat32, acc);
     uint8_t* own = AgOwn(g, k);
-    codec::Encode(p_.ag_wire, DType::kFloat32, acc, mr.count, own);
-    codec::Decode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
+    KernEncode(p_.ag_wire, DType::kFloat32, acc, mr.count, own);
+    KernDecode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
     for (int l = 0; l < p_.num_ag; ++l) {
       const Lane& ln = p_.ag[l];
       if (ln.region != g || ln.steps == 0) continue;
@@ -223,7 +236,7 @@ class Run {
           const size_t bytes = codec::WireBytes(p_.ag_wire, mr.count);
           if (t + 1 < ln.steps)
             EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, t + 1, k, Mod(r_ + ln.dir, n_), 1, in, bytes));
-          codec::Decode(p_.ag_wire, in, mr.count, a_.dtype, Out(mr));
+          KernDecode(p_.ag_wire, in, mr.count, a_.dtype, Out(mr));
         }
     return Status::Ok();
   }
@@ -236,8 +249,8 @@ class Run {
       const size_t chunk = L_.rs_slot;
       for (size_t i = 0; i < a_.count; i += chunk) {
         const size_t c = std::min(chunk, a_.count - i);
-        codec::Encode(p_.rs_wire, a_.dtype, static_cast<const uint8_t*>(a_.send) + i * esize_, c, tmp);
-        codec::Decode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
+        KernEncode(p_.rs_wire, a_.dtype, static_cast<const uint8_t*>(a_.send) + i * esize_, c, tmp);
+        KernDecode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
       }
     }
     EQUARX_RETURN_IF_ERROR(PostReceives());
@@ -262,6 +275,7 @@ class Run {
   Request* reqs_ = nullptr;
   uint8_t* live_ = nullptr;
   size_t esize_ = 0;
+  bool codec_on_ = true, wire_on_ = true;
 };
 
 }  // namespace

@@ -55,6 +55,7 @@ struct RunArgs {
   size_t microshards = 4;
   uint64_t tag_base = 0;
   transport::Deadline deadline;
+  ExecutionMode mode = ExecutionMode::kNormal;
 };
 
 /// Scratch reused across calls (grow-only; the hot path allocates nothing once warm).

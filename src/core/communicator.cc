@@ -81,6 +81,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   args.microshards = microshards;
   args.tag_base = tag_base;
   args.deadline = deadline;
+  args.mode = options.mode;
   return algo::Execute(plan, args, &m.scratch);
 }
 

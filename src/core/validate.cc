@@ -21,6 +21,8 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
     return InvalidArgument("unknown phases " + std::to_string(int(o.phases)));
   if (uint8_t(o.codec) > uint8_t(Codec::kInt8))
     return InvalidArgument("unknown codec " + std::to_string(int(o.codec)));
+  if (uint8_t(o.mode) > uint8_t(ExecutionMode::kCodecOnly))
+    return InvalidArgument("unknown execution mode " + std::to_string(int(o.mode)));
   if (o.block < kMinBlock || o.block > kMaxBlock)
     return InvalidArgument("block size " + std::to_string(o.block) + " is out of range [" +
                            std::to_string(kMinBlock) + ", " + std::to_string(kMaxBlock) + "]");
@@ -57,6 +59,7 @@ Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t
   d.phases = uint8_t(o.phases);
   d.codec = uint8_t(o.codec);
   d.f32_partials = o.f32_partials ? 1 : 0;
+  d.mode = uint8_t(o.mode);
   d.error_code = uint32_t(local.code());
   std::strncpy(d.error, local.message().c_str(), sizeof d.error - 1);
   return d;
@@ -75,6 +78,7 @@ std::string Diff(const Descriptor& a, const Descriptor& b) {
   if (a.algorithm != b.algorithm) return f("algorithm", a.algorithm, b.algorithm);
   if (a.phases != b.phases) return f("phases", a.phases, b.phases);
   if (a.codec != b.codec) return f("codec", a.codec, b.codec);
+  if (a.mode != b.mode) return f("mode", a.mode, b.mode);
   if (a.f32_partials != b.f32_partials) return f("f32_partials", a.f32_partials, b.f32_partials);
   if (a.block != b.block) return f("block", a.block, b.block);
   if (a.microshards != b.microshards) return f("microshards", a.microshards, b.microshards);

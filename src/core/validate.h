@@ -19,7 +19,7 @@ struct Descriptor {
   uint64_t quantize_min_bytes;
   uint32_t block;
   uint32_t microshards;
-  uint8_t dtype, algorithm, phases, codec, f32_partials;
+  uint8_t dtype, algorithm, phases, codec, f32_partials, mode;
   uint32_t error_code;  // StatusCode of the local check, 0 if fine
   char error[64];       // its message, truncated
 };

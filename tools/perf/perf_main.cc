@@ -31,7 +31,12 @@ struct Config {
   std::string algo;  // an equarx algorithm name or "mpi"
   Phases phases = Phases::kRSAG;
   bool quantized = false;
+  ExecutionMode mode = ExecutionMode::kNormal;
 };
+
+const char* ModeName(ExecutionMode m) {
+  return m == ExecutionMode::kWireOnly ? "wire" : m == ExecutionMode::kCodecOnly ? "codec" : "normal";
+}
 
 struct Settings {
   size_t min_bytes = 1 << 20, max_bytes = 1 << 20, factor = 2;
@@ -41,6 +46,7 @@ struct Settings {
   size_t block = kDefaultBlock;
   uint64_t microshards = 0;
   bool f32_partials = false;
+  bool overlap = false;
   std::string command;
 };
 
@@ -154,6 +160,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
   }
   for (size_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= s.factor) {
     const size_t count = bytes / esize;
+    double t_normal = 0, t_wire = 0;
     for (const Config& c : configs) {
       AllReduceOptions o;
       if (c.algo != "mpi") o.algorithm = *ParseAlgorithm(c.algo);
@@ -162,6 +169,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       o.block = s.block;
       o.microshards = s.microshards;
       o.f32_partials = s.f32_partials;
+      o.mode = c.mode;
       const bool mpi = c.algo == "mpi";
       if (mpi && (dt != DType::kFloat32 || w.transport() != "mpi")) {
         if (me == 0) std::printf("# mpi: skipped (needs -d f32 under mpirun)\n");
@@ -194,18 +202,26 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       w.SumInPlace(&differs, 1);
       if (me != 0) continue;
       Errors e;
-      if (s.check) e = Check(s, dist, dt, n, recv.data(), count);
+      if (s.check && c.mode == ExecutionMode::kNormal) e = Check(s, dist, dt, n, recv.data(), count);
       const double t = Median(times);
+      if (c.mode == ExecutionMode::kNormal) t_normal = t;
+      if (c.mode == ExecutionMode::kWireOnly) t_wire = t;
+      if (c.mode == ExecutionMode::kCodecOnly && t_normal > 0)
+        std::printf("# overlap %s/%s %zu B: full %.1f us, wire only %.1f us, codec only %.1f us, "
+                    "efficiency max(wire,codec)/full = %.1f%%\n",
+                    c.algo.c_str(), PhasesName(c.phases).data(), count * esize, t_normal * 1e6,
+                    t_wire * 1e6, t * 1e6, 100.0 * std::max(t_wire, t) / t_normal);
       const double algbw = t > 0 ? double(count * esize) / t / 1e9 : 0;
       const double busbw = algbw * 2.0 * (n - 1) / n;
-      const std::string ph = (c.quantized ? std::string(PhasesName(c.phases)) : "-");
+      std::string ph = (c.quantized ? std::string(PhasesName(c.phases)) : "-");
+      if (c.mode != ExecutionMode::kNormal) ph += std::string("/") + ModeName(c.mode);
       const std::string codec_name = c.quantized && c.algo != "naive_fp8" ? s.codec : "-";
       const size_t block = c.quantized && c.algo != "naive_fp8" ? s.block : 0;
       std::printf("  %10zu %10zu %5s %10s %6s %5s %5zu %10.1f %8.3f %8.3f %12.0f %9.3g %9.3g %7llu%s\n",
                   count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
                   codec_name.c_str(), block, t * 1e6, algbw, busbw, mpi ? 0.0 : wire, e.max_abs,
                   e.rel_rms, (unsigned long long)e.wrong,
-                  differs ? "  RANKS DIFFER" : "");
+                  differs && c.mode == ExecutionMode::kNormal ? "  RANKS DIFFER" : "");
       std::fflush(stdout);
       if (json)
         std::fprintf(json,
@@ -213,11 +229,11 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
                      "\"phases\":\"%s\",\"codec\":\"%s\",\"block\":%zu,\"ranks\":%d,"
                      "\"time_us\":%.3f,\"algbw_gbs\":%.6f,\"busbw_gbs\":%.6f,\"wire_bytes\":%.0f,"
                      "\"max_abs_err\":%.6g,\"rel_rms_err\":%.6g,\"wrong\":%llu,"
-                     "\"ranks_identical\":%s,\"transport\":\"%s\",\"data\":\"%s\"}\n",
+                     "\"ranks_identical\":%s,\"transport\":\"%s\",\"data\":\"%s\",\"mode\":\"%s\"}\n",
                      count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
                      codec_name.c_str(), block, n, t * 1e6, algbw, busbw, mpi ? 0.0 : wire,
                      e.max_abs, e.rel_rms, (unsigned long long)e.wrong,
-                     differs ? "false" : "true", w.transport().c_str(), s.dist.c_str());
+                     differs ? "false" : "true", w.transport().c_str(), s.dist.c_str(), ModeName(c.mode));
     }
   }
   if (json) std::fclose(json);
@@ -262,6 +278,9 @@ int main(int argc, char** argv) {
   p.AddSize("block", &s.block, "elements per scale block");
   p.AddUint("microshards", &s.microshards, "microshards per shard (0 = default)");
   p.AddFlag("f32-partials", &s.f32_partials, "unquantized RS hops carry f32");
+  p.AddFlag("overlap", &s.overlap,
+            "after each quantized row also time its wire-only and codec-only halves and print the "
+            "overlap efficiency max(wire, codec) / full");
   p.AddUint("ranks", &s.ranks, "in-process ranks (ignored under mpirun)");
   p.AddUint("seed", &s.seed, "data seed");
   auto args = Normalize(argc, argv);
@@ -294,6 +313,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       configs.push_back({a, *pp, true});
+      if (s.overlap) {
+        configs.push_back({a, *pp, true, ExecutionMode::kWireOnly});
+        configs.push_back({a, *pp, true, ExecutionMode::kCodecOnly});
+      }
     }
   }
   if (!ParseDType(s.dtype) || !tools::ParseDistribution(s.dist) || !ParseCodec(s.codec) ||
