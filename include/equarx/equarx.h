@@ -33,7 +33,8 @@ typedef enum {
   equarxAlgoFull = 1,
   equarxAlgoFullBidir = 2,
   equarxAlgoSemi = 3,
-  equarxAlgoNaiveFp8 = 4
+  equarxAlgoNaiveFp8 = 4,
+  equarxAlgoTwoShot = 5
 } equarxAlgorithm_t;
 
 typedef enum { equarxPhasesRS = 1, equarxPhasesAG = 2, equarxPhasesRSAG = 3 } equarxPhases_t;

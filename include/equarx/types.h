@@ -27,6 +27,7 @@ enum class Algorithm : uint8_t {
   kFullBidir = 2,  ///< EQuARX full loop, half the data in each ring direction
   kSemi = 3,       ///< EQuARX semi-loop: two chains meet at each owner
   kNaiveFp8 = 4,   ///< fp8 e5m2 cast with no scales, summed in fp8 (error reference only)
+  kTwoShot = 5,    ///< all-to-all RS + AG: exactly two quantizations whatever N
 };
 
 /// Which phases of the AllReduce carry quantized data.

@@ -12,18 +12,18 @@
 // While microshard k of step t is on the wire, the next rank already works on k of step t+1
 // and this rank on k+1: coding overlaps communication. Every wait depends only on sends of
 // earlier steps, so the order cannot deadlock; every wait has the call's deadline, and on any
-// failure all live requests are cancelled before returning, so no buffer stays exposed.
+// failure all live requests are cancelled before returning (call_io.h).
 #include <algorithm>
 #include <cstring>
 
 #include "algo/plan.h"
+#include "algo/call_io.h"
 #include "algo/scratch.h"
 
 namespace equarx::algo {
 namespace {
 
 using codec::WireSpec;
-using transport::Request;
 
 size_t CeilDiv(size_t a, size_t b) { return (a + b - 1) / b; }
 
@@ -66,20 +66,12 @@ Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count) {
 class Run {
  public:
   Run(const Plan& p, const RunArgs& a, Scratch* s)
-      : p_(p), a_(a), t_(a.transport), n_(t_->size()), r_(t_->rank()) {
-    L_ = MakeLayout(p, n_, r_, a.microshards, a.count);
-    base_ = s->Bytes(L_.total);
-    reqs_ = s->Requests(4 * L_.Slots(), &live_);  // rs recv, rs send, ag recv, ag send
-    esize_ = DTypeSize(a.dtype);
-    codec_on_ = a.mode != ExecutionMode::kWireOnly;
-    wire_on_ = a.mode != ExecutionMode::kCodecOnly;
-  }
+      : p_(p), a_(a), n_(a.transport->size()), r_(a.transport->rank()),
+        L_(MakeLayout(p, n_, r_, a.microshards, a.count)),
+        io_(a.transport, s, 4 * L_.Slots(), a.deadline, a.mode),  // rs/ag recv, rs/ag send
+        base_(s->Bytes(L_.total)), esize_(DTypeSize(a.dtype)) {}
 
-  Status Go() {
-    Status st = Body();
-    if (!st.ok()) CancelAll();
-    return st;
-  }
+  Status Go() { return Body(); }
 
  private:
   enum Kind { kRsRecv = 0, kRsSend = 1, kAgRecv = 2, kAgSend = 3 };
@@ -111,40 +103,13 @@ class Run {
   DType LocalType() const { return p_.precast_e5m2 ? DType::kFloat32 : a_.dtype; }
   void* Out(Range r) const { return static_cast<uint8_t*>(a_.recv) + r.begin * esize_; }
 
-  // Kernels and transport calls go through these so that the diagnostic modes can leave
-  // one side out (RunArgs::mode); in normal runs both are always on.
-  template <typename... A> void KernEncode(A... a) { if (codec_on_) codec::Encode(a...); }
-  template <typename... A> void KernDecode(A... a) { if (codec_on_) codec::Decode(a...); }
-  template <typename... A> void KernDecodeAccumulate(A... a) { if (codec_on_) codec::DecodeAccumulate(a...); }
-  template <typename... A> void KernDecodeAccumulateEncode(A... a) {
-    if (codec_on_) codec::DecodeAccumulateEncode(a...);
-  }
-  template <typename... A> void KernConvert(A... a) { if (codec_on_) codec::Convert(a...); }
-
   Status Post(Kind kind, int lane, int t, size_t k, int peer, int phase, void* buf, size_t bytes) {
     const size_t i = Req(kind, lane, t, k);
-    if (!wire_on_) return Status::Ok();
-    Status st = (kind == kRsSend || kind == kAgSend)
-                    ? t_->Isend(peer, Tag(phase, lane, t, k), buf, bytes, &reqs_[i])
-                    : t_->Irecv(peer, Tag(phase, lane, t, k), buf, bytes, &reqs_[i]);
-    if (st.ok()) live_[i] = 1;
-    return st;
+    const uint64_t tag = Tag(phase, lane, t, k);
+    return (kind == kRsSend || kind == kAgSend) ? io_.Send(i, peer, tag, buf, bytes)
+                                                : io_.Recv(i, peer, tag, buf, bytes);
   }
-  Status WaitReq(Kind kind, int lane, int t, size_t k) {
-    const size_t i = Req(kind, lane, t, k);
-    if (!live_[i]) return Status::Ok();
-    Status st = t_->Wait(&reqs_[i], a_.deadline);
-    if (st.ok()) live_[i] = 0;
-    return st;
-  }
-  void CancelAll() {
-    const size_t total = 4 * L_.Slots();
-    for (size_t i = 0; i < total; ++i)
-      if (live_[i]) {
-        t_->Cancel(&reqs_[i]);
-        live_[i] = 0;
-      }
-  }
+  Status WaitReq(Kind kind, int lane, int t, size_t k) { return io_.Wait(Req(kind, lane, t, k)); }
 
   Status PostReceives() {
     for (int l = 0; l < p_.num_rs; ++l) {
@@ -180,10 +145,10 @@ class Run {
           if (mr.count == 0) continue;
           uint8_t* out = RsSend(l, t, k);
           if (t == 0) {
-            KernEncode(p_.rs_wire, LocalType(), Local(mr), mr.count, out);
+            io_.Encode(p_.rs_wire, LocalType(), Local(mr), mr.count, out);
           } else {
             EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
-            KernDecodeAccumulateEncode(p_.rs_wire, RsRecv(l, t - 1, k), mr.count, LocalType(),
+            io_.DecodeAccumulateEncode(p_.rs_wire, RsRecv(l, t - 1, k), mr.count, LocalType(),
                                           Local(mr), out);
           }
           EQUARX_RETURN_IF_ERROR(Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
@@ -203,17 +168,17 @@ class Run {
       if (ln.region != g || ln.steps == 0) continue;
       EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, ln.steps - 1, k));
       if (first)
-        KernDecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, LocalType(),
+        io_.DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, LocalType(),
                                 Local(mr), acc);
       else
-        KernDecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count,
+        io_.DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count,
                                 DType::kFloat32, acc, acc);
       first = false;
     }
-    if (first) KernConvert(LocalType(), Local(mr), mr.count, DType::kFloat32, acc);
+    if (first) io_.Convert(LocalType(), Local(mr), mr.count, DType::kFloat32, acc);
     uint8_t* own = AgOwn(g, k);
-    KernEncode(p_.ag_wire, DType::kFloat32, acc, mr.count, own);
-    KernDecode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
+    io_.Encode(p_.ag_wire, DType::kFloat32, acc, mr.count, own);
+    io_.Decode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
     for (int l = 0; l < p_.num_ag; ++l) {
       const Lane& ln = p_.ag[l];
       if (ln.region != g || ln.steps == 0) continue;
@@ -236,7 +201,7 @@ class Run {
           const size_t bytes = codec::WireBytes(p_.ag_wire, mr.count);
           if (t + 1 < ln.steps)
             EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, t + 1, k, Mod(r_ + ln.dir, n_), 1, in, bytes));
-          KernDecode(p_.ag_wire, in, mr.count, a_.dtype, Out(mr));
+          io_.Decode(p_.ag_wire, in, mr.count, a_.dtype, Out(mr));
         }
     return Status::Ok();
   }
@@ -249,8 +214,8 @@ class Run {
       const size_t chunk = L_.rs_slot;
       for (size_t i = 0; i < a_.count; i += chunk) {
         const size_t c = std::min(chunk, a_.count - i);
-        KernEncode(p_.rs_wire, a_.dtype, static_cast<const uint8_t*>(a_.send) + i * esize_, c, tmp);
-        KernDecode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
+        io_.Encode(p_.rs_wire, a_.dtype, static_cast<const uint8_t*>(a_.send) + i * esize_, c, tmp);
+        io_.Decode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
       }
     }
     EQUARX_RETURN_IF_ERROR(PostReceives());
@@ -258,35 +223,29 @@ class Run {
     for (size_t k = 0; k < L_.m; ++k)
       for (int g = 0; g < p_.num_regions; ++g) EQUARX_RETURN_IF_ERROR(FinishShard(g, k));
     EQUARX_RETURN_IF_ERROR(AllGather());
-    for (int kind = kRsSend; kind <= kAgSend; kind += 2)
-      for (int l = 0; l < 2; ++l)
-        for (int t = 0; t < L_.tmax; ++t)
-          for (size_t k = 0; k < L_.m; ++k)
-            EQUARX_RETURN_IF_ERROR(WaitReq(Kind(kind), l, t, k));
-    return Status::Ok();
+    return io_.WaitAll();
   }
 
   const Plan& p_;
   const RunArgs& a_;
-  transport::Transport* t_;
   int n_, r_;
   Layout L_;
-  uint8_t* base_ = nullptr;
-  Request* reqs_ = nullptr;
-  uint8_t* live_ = nullptr;
-  size_t esize_ = 0;
-  bool codec_on_ = true, wire_on_ = true;
+  CallIo io_;
+  uint8_t* base_;
+  size_t esize_;
 };
 
 }  // namespace
 
 Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch) {
   if (args.transport->size() < 2) return Internal("Execute needs at least 2 ranks");
+  if (plan.all_to_all) return ExecuteTwoShot(plan, args, scratch);
   return Run(plan, args, scratch).Go();
 }
 
 uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards) {
   if (ranks < 2) return 0;
+  if (p.all_to_all) return TwoShotWireBytes(p, rank, ranks, microshards);
   auto micro = [&](int g, int owner, size_t k) {
     return SplitBlocks(SplitBlocks(p.regions[g], p.granule, size_t(ranks), size_t(owner)),
                        p.granule, microshards, k);

@@ -12,7 +12,8 @@
 //   AG lane, send step t: rank r sends shard r - d*t: its own final shard encoded once at
 //     t = 0, later the bytes it received one step before, forwarded unchanged.
 // The algorithm files (ring.cc, full.cc, full_bidir.cc, semi.cc, naive_fp8.cc) only choose
-// lanes and wire formats; executor.cc runs any plan with pipelined microshards.
+// lanes and wire formats; executor.cc runs any plan with pipelined microshards. two_shot.cc
+// is not ring-shaped (every rank talks to every other) and brings its own schedule.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +44,7 @@ struct Plan {
   codec::WireSpec ag_wire;
   size_t granule = kDefaultBlock;  ///< block size of the partition
   bool precast_e5m2 = false;       ///< naive fp8: contributions are cast to e5m2 first
+  bool all_to_all = false;         ///< two-shot: direct exchange with every peer, no lanes
 };
 
 /// Everything one rank needs to run a plan.
@@ -80,9 +82,14 @@ Plan MakeFullPlan(const PlanArgs& a);
 Plan MakeFullBidirPlan(const PlanArgs& a);
 Plan MakeSemiPlan(const PlanArgs& a);
 Plan MakeNaiveFp8Plan(const PlanArgs& a);
+Plan MakeTwoShotPlan(const PlanArgs& a);
 
 /// Runs `plan` on this rank (executor.cc). All ranks must run the same plan.
 Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch);
+
+/// The two-shot schedule (two_shot.cc); Execute dispatches to it for all_to_all plans.
+Status ExecuteTwoShot(const Plan& plan, const RunArgs& args, Scratch* scratch);
+uint64_t TwoShotWireBytes(const Plan& plan, int rank, int ranks, size_t microshards);
 
 /// Bytes rank `rank` sends when running `plan` with `microshards` (no communication).
 uint64_t PlanWireBytes(const Plan& plan, int rank, int ranks, size_t microshards);

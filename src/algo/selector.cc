@@ -26,6 +26,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks)
     case Algorithm::kFullBidir: return MakeFullBidirPlan(args);
     case Algorithm::kSemi: return MakeSemiPlan(args);
     case Algorithm::kNaiveFp8: return MakeNaiveFp8Plan(args);
+    case Algorithm::kTwoShot: return MakeTwoShotPlan(args);
   }
   return MakeRingPlan(args);
 }

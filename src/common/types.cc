@@ -15,6 +15,8 @@ constexpr EnumInfo kAlgorithms[] = {
      "EQuARX semi-loop: two chains of ~N/2 hops meet at each owner (fewer requantizations)"},
     {int(Algorithm::kNaiveFp8), "naive_fp8",
      "fp8 e5m2 cast without scales, summed in fp8 along the ring (error reference only)"},
+    {int(Algorithm::kTwoShot), "two_shot",
+     "all-to-all reduce-scatter + all-gather: each value quantized once, two quantizations total"},
 };
 
 constexpr EnumInfo kPhases[] = {

@@ -15,7 +15,7 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
                   const AllReduceOptions& o, size_t microshards) {
   if (uint8_t(dtype) > uint8_t(DType::kFloat16))
     return InvalidArgument("unsupported dtype " + std::to_string(int(dtype)));
-  if (uint8_t(o.algorithm) > uint8_t(Algorithm::kNaiveFp8))
+  if (uint8_t(o.algorithm) > uint8_t(Algorithm::kTwoShot))
     return InvalidArgument("unknown algorithm " + std::to_string(int(o.algorithm)));
   if (o.phases != Phases::kRS && o.phases != Phases::kAG && o.phases != Phases::kRSAG)
     return InvalidArgument("unknown phases " + std::to_string(int(o.phases)));

@@ -30,6 +30,8 @@ const Config kQuantized[] = {
     {Algorithm::kFullBidir, Phases::kAG},  {Algorithm::kFullBidir, Phases::kRSAG},
     {Algorithm::kSemi, Phases::kRS},       {Algorithm::kSemi, Phases::kAG},
     {Algorithm::kSemi, Phases::kRSAG},     {Algorithm::kNaiveFp8, Phases::kRSAG},
+    {Algorithm::kTwoShot, Phases::kRS},    {Algorithm::kTwoShot, Phases::kAG},
+    {Algorithm::kTwoShot, Phases::kRSAG},
 };
 
 const int kRanks[] = {1, 2, 3, 4, 5, 7, 8};
@@ -154,7 +156,8 @@ double Mse(const std::vector<Buffer>& in, const std::vector<double>& exact, Conf
 
 // The level of error the paper reports on N(0,1) (8 ranks, bf16, int8, block 64), measured
 // on a smaller tensor: an exact f64 simulation of the schedules (in the spec) gives full
-// 0.00131, semi 0.00089, ag-only 0.00032 (its RS adds no rounding: f32_partials here);
+// 0.00131, semi 0.00089, ag-only 0.00032 (its RS adds no rounding: f32_partials here),
+// two-shot 0.00057 (the target for it: <= 0.0008);
 // naive fp8 about 0.13 (the paper's figure).
 TEST(Quantized, PaperErrorLevelOnNormalData) {
   auto in = MakeInputs(8, 1 << 18, DType::kBFloat16, 2024);
@@ -164,6 +167,7 @@ TEST(Quantized, PaperErrorLevelOnNormalData) {
                       {{Algorithm::kFullBidir, Phases::kRSAG}, false, 0.00131},
                       {{Algorithm::kSemi, Phases::kRSAG}, false, 0.00089},
                       {{Algorithm::kFull, Phases::kAG}, true, 0.00032},
+                      {{Algorithm::kTwoShot, Phases::kRSAG}, false, 0.00057},
                       {{Algorithm::kNaiveFp8, Phases::kRSAG}, false, 0.13}};
   for (const Row& row : rows) {
     const double mse = Mse(in, exact, row.c, row.f32_partials);

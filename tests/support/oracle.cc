@@ -8,6 +8,7 @@
 // dtype rounds the partial (unit roundoff e: 2^-8 bf16, 2^-11 f16, 2^-24 f32), every f32
 // addition rounds by 2^-24. The semi-loop's two chains add their errors; a quantized
 // all-gather adds one more encode; the result's conversion to the dtype rounds once more.
+// Two-shot encodes each contribution once on its own scale: sum over ranks of u * blockmax.
 #include "support/oracle.h"
 
 #include <algorithm>
@@ -123,6 +124,17 @@ std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduc
     const double m = *std::max_element(s.begin() + long(b0), s.begin() + long(b1));
     std::fill(sb.begin() + long(b0), sb.begin() + long(b1), m);
   }
+  // Two-shot: sum over ranks of each rank's own block maximum (each contribution is encoded
+  // once, on its own scale).
+  std::vector<double> summax(count, 0.0);
+  if (o.algorithm == Algorithm::kTwoShot)
+    for (const Buffer& b : inputs)
+      for (size_t b0 = 0; b0 < count; b0 += B) {
+        const size_t b1 = std::min(count, b0 + B);
+        double m = 0;
+        for (size_t i = b0; i < b1; ++i) m = std::max(m, std::fabs(b.Get(i)));
+        for (size_t i = b0; i < b1; ++i) summax[i] += m;
+      }
   const double e = UnitRoundoff(dtype);
   const double add = 0x1p-23;                     // f32 additions, with margin
   const double u = (1.0 / 254.0) * (1 + 0x1p-18);  // one int8 encode, with the codec's slack
@@ -140,6 +152,10 @@ std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduc
       E = Grow(2 * n + 1, 0x1p-3 + add, s[i]);
       bound[i] = E * 1.01;
       continue;
+    }
+    if (o.algorithm == Algorithm::kTwoShot) {
+      chains[0] = 0;  // no chain: one encode per contribution, then the owner's sum
+      if (rs_q) E = u * summax[i];
     }
     for (int c : chains) {
       if (c <= 0) continue;

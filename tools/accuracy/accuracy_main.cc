@@ -7,6 +7,7 @@
 // at blocks 64, 128 (and 32, 256 as extra rows). Rows with a paper anchor show the ratio to
 // it and PASS/FAIL for +-20%:
 //   full / full_bidir rs+ag 0.0014   semi rs+ag 0.001   naive_fp8 0.13
+//   two_shot rs+ag: MSE <= 0.0008 (a target beyond the paper, not an anchor)
 //   full / full_bidir ag 0.0003, checked with f32 partials in the unquantized RS (an RS that
 //   adds no rounding, as the paper's figure implies); the bf16-partials rows show their gap.
 // Section 2 repeats the main configurations on other distributions (uniform, heavy-tailed
@@ -52,9 +53,12 @@ std::optional<double> AnchorOf(const Config& c) {
   const bool full = c.algo == Algorithm::kFull || c.algo == Algorithm::kFullBidir;
   if (full && c.phases == Phases::kRSAG) return 0.0014;
   if (c.algo == Algorithm::kSemi && c.phases == Phases::kRSAG) return 0.001;
+  // Not a paper figure: the issue's target for two-shot, MSE <= 0.0008 (checked separately).
   if (full && c.phases == Phases::kAG) return 0.0003;
   return std::nullopt;
 }
+
+constexpr double kTwoShotTarget = 0.0008;  // issue target: about half of full's 0.0014
 
 std::string Fmt(const char* f, double v) {
   char buf[64];
@@ -159,7 +163,7 @@ class Runner {
     for (size_t b : s_.quick ? std::vector<size_t>{64, 128} : std::vector<size_t>{64, 128, 32, 256})
       if (b != s_.block) blocks.push_back(b);
     for (size_t b : blocks) {
-      for (Algorithm a : {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi}) {
+      for (Algorithm a : {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi, Algorithm::kTwoShot}) {
         for (Config c : std::vector<Config>{{a, Phases::kRS}, {a, Phases::kAG}, {a, Phases::kAG, true},
                                             {a, Phases::kRSAG}}) {
           RunResult r;
@@ -270,7 +274,8 @@ class Runner {
   static std::vector<Config> SweepConfigs() {
     return {{Algorithm::kRing, Phases::kRSAG},      {Algorithm::kFull, Phases::kRSAG},
             {Algorithm::kFullBidir, Phases::kRSAG}, {Algorithm::kSemi, Phases::kRSAG},
-            {Algorithm::kFullBidir, Phases::kAG},   {Algorithm::kNaiveFp8, Phases::kRSAG}};
+            {Algorithm::kTwoShot, Phases::kRSAG},   {Algorithm::kFullBidir, Phases::kAG},
+            {Algorithm::kNaiveFp8, Phases::kRSAG}};
   }
   static std::string Ratio(double base, double v) { return v > 0 && base > 0 ? Fmt("%.2fx", base / v) : "-"; }
 
@@ -293,6 +298,21 @@ class Runner {
           ok_ = false;
           errors_.push_back(c.label() + " at block " + std::to_string(s_.block) + ": MSE " + Sci(r.err.mse) +
                             " is " + ratio + "x the paper's " + a);
+        }
+      }
+    }
+    if (c.algo == Algorithm::kTwoShot && c.phases == Phases::kRSAG) {
+      // Beyond the paper: the target for two-shot is an upper bound, not a +-20% anchor.
+      const bool pass = r.err.mse <= kTwoShotTarget;
+      a = "<= " + Fmt("%g", kTwoShotTarget);
+      ratio = Fmt("%.2f", r.err.mse / kTwoShotTarget);
+      verdict = pass ? "PASS" : "FAIL";
+      if (check) {
+        ++anchor_total_;
+        if (pass) ++anchor_pass_;
+        else {
+          ok_ = false;
+          errors_.push_back(c.label() + ": MSE " + Sci(r.err.mse) + " above the target " + a);
         }
       }
     }
