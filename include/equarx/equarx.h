@@ -34,7 +34,8 @@ typedef enum {
   equarxAlgoFullBidir = 2,
   equarxAlgoSemi = 3,
   equarxAlgoNaiveFp8 = 4,
-  equarxAlgoTwoShot = 5
+  equarxAlgoTwoShot = 5,
+  equarxAlgoAuto = 6
 } equarxAlgorithm_t;
 
 typedef enum { equarxPhasesRS = 1, equarxPhasesAG = 2, equarxPhasesRSAG = 3 } equarxPhases_t;

@@ -41,6 +41,9 @@ struct AllReduceOptions {
   uint32_t timeout_ms = 0;
   /// Exchange a small descriptor first so that invalid or mismatched calls fail on every rank.
   bool validate = true;
+  /// Crossover table for Algorithm::kAuto (a file written by equarx-tune); nullptr =
+  /// EQUARX_TUNE_FILE, else the built-in defaults. Loaded once per path and cached.
+  const char* tune_file = nullptr;
   /// Diagnostics only; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kNormal;
 };

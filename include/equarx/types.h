@@ -28,6 +28,7 @@ enum class Algorithm : uint8_t {
   kSemi = 3,       ///< EQuARX semi-loop: two chains meet at each owner
   kNaiveFp8 = 4,   ///< fp8 e5m2 cast with no scales, summed in fp8 (error reference only)
   kTwoShot = 5,    ///< all-to-all RS + AG: exactly two quantizations whatever N
+  kAuto = 6,       ///< by message size from a measured crossover table (switches numerics!)
 };
 
 /// Which phases of the AllReduce carry quantized data.
@@ -61,7 +62,7 @@ const EnumInfo* AlgorithmTable(size_t* n);
 const EnumInfo* PhasesTable(size_t* n);
 const EnumInfo* CodecTable(size_t* n);
 
-/// Whether an algorithm quantizes at all (everything except kRing).
+/// Whether an algorithm quantizes at all (everything except kRing and kAuto).
 bool IsQuantized(Algorithm a);
 
 }  // namespace equarx

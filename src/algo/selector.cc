@@ -10,14 +10,22 @@ codec::WireSpec QuantizedWire(Codec codec, size_t block) {
   return codec::WireSpec{codec::Format::kInt8Block, uint32_t(block)};
 }
 
-Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks) {
+Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
+                const TuneTable& table) {
   Algorithm a = o.algorithm;
-  if (IsQuantized(a) && count * DTypeSize(dtype) < o.quantize_min_bytes) a = Algorithm::kRing;
+  Phases phases = o.phases;
+  const size_t bytes = count * DTypeSize(dtype);
+  if (a == Algorithm::kAuto) {
+    const TuneRule rule = table.Lookup(ranks, dtype, bytes);
+    a = rule.algorithm;
+    phases = rule.phases;
+  }
+  if (IsQuantized(a) && bytes < o.quantize_min_bytes) a = Algorithm::kRing;
   PlanArgs args;
   args.dtype = dtype;
   args.count = count;
   args.ranks = ranks;
-  args.phases = o.phases;
+  args.phases = phases;
   args.quantized = QuantizedWire(o.codec, o.block);
   args.f32_partials = o.f32_partials;
   switch (a) {
@@ -27,6 +35,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks)
     case Algorithm::kSemi: return MakeSemiPlan(args);
     case Algorithm::kNaiveFp8: return MakeNaiveFp8Plan(args);
     case Algorithm::kTwoShot: return MakeTwoShotPlan(args);
+    case Algorithm::kAuto: break;  // resolved above
   }
   return MakeRingPlan(args);
 }

@@ -2,13 +2,16 @@
 #pragma once
 
 #include "algo/plan.h"
+#include "algo/tune_table.h"
 #include "equarx/options.h"
 
 namespace equarx::algo {
 
 /// The plan for this call on `ranks` >= 2 ranks. Options must already be validated.
-/// Below options.quantize_min_bytes the unquantized ring is chosen.
-Plan SelectPlan(const AllReduceOptions& options, DType dtype, size_t count, int ranks);
+/// `auto` takes its algorithm and phases from `table` by message size; below
+/// options.quantize_min_bytes the unquantized ring is chosen.
+Plan SelectPlan(const AllReduceOptions& options, DType dtype, size_t count, int ranks,
+                const TuneTable& table);
 
 /// The wire format of a codec at a block size.
 codec::WireSpec QuantizedWire(Codec codec, size_t block);

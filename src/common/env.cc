@@ -12,6 +12,8 @@ const std::vector<Knob>& Knobs() {
        "deadline of one collective call in milliseconds when the call's options give none"},
       {"EQUARX_MICROSHARDS", "uint", "4",
        "microshards per shard (1..64) when the call's options give none"},
+      {"EQUARX_TUNE_FILE", "path", "(none)",
+       "crossover table for algorithm=auto, written by equarx-tune (none: built-in defaults)"},
   };
   return kKnobs;
 }
@@ -40,6 +42,7 @@ Settings Read() {
   Settings s;
   ParseUint("EQUARX_TIMEOUT_MS", 1, 86400000, &s.timeout_ms, &s.warnings);
   ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
+  if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;
   return s;
 }
 

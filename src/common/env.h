@@ -25,6 +25,7 @@ const std::vector<Knob>& Knobs();
 struct Settings {
   uint32_t timeout_ms = 300000;
   uint32_t microshards = 4;
+  std::string tune_file;  // empty: built-in defaults
   std::vector<std::string> warnings;
 };
 Settings Read();

@@ -17,6 +17,8 @@ constexpr EnumInfo kAlgorithms[] = {
      "fp8 e5m2 cast without scales, summed in fp8 along the ring (error reference only)"},
     {int(Algorithm::kTwoShot), "two_shot",
      "all-to-all reduce-scatter + all-gather: each value quantized once, two quantizations total"},
+    {int(Algorithm::kAuto), "auto",
+     "by message size from a crossover table (EQUARX_TUNE_FILE, written by equarx-tune)"},
 };
 
 constexpr EnumInfo kPhases[] = {
@@ -85,6 +87,6 @@ const EnumInfo* AlgorithmTable(size_t* n) { *n = std::size(kAlgorithms); return 
 const EnumInfo* PhasesTable(size_t* n) { *n = std::size(kPhases); return kPhases; }
 const EnumInfo* CodecTable(size_t* n) { *n = std::size(kCodecs); return kCodecs; }
 
-bool IsQuantized(Algorithm a) { return a != Algorithm::kRing; }
+bool IsQuantized(Algorithm a) { return a != Algorithm::kRing && a != Algorithm::kAuto; }
 
 }  // namespace equarx

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "algo/scratch.h"
@@ -19,6 +20,17 @@ struct Communicator::Impl {
   std::unique_ptr<transport::Transport> transport;
   env::Settings settings;
   algo::Scratch scratch;
+  algo::TuneTable tune = algo::TuneTable::Defaults();
+  std::string tune_path;  // the file `tune` came from ("" = defaults)
+  Status tune_status;     // why that file could not be used, if it could not
+
+  // Makes `tune` the table of `path` (cached: loaded only when the path changes).
+  void UseTuneFile(const std::string& path) {
+    if (path == tune_path) return;
+    tune_path = path;
+    tune = algo::TuneTable::Defaults();
+    tune_status = path.empty() ? Status::Ok() : algo::TuneTable::Load(path, &tune);
+  }
   std::vector<core::Descriptor> descriptors;
   std::vector<transport::Request> check_requests;
   uint64_t calls = 0;
@@ -28,6 +40,7 @@ Communicator::Communicator(std::unique_ptr<transport::Transport> transport)
     : impl_(std::make_unique<Impl>()) {
   impl_->transport = std::move(transport);
   impl_->settings = env::Read();
+  impl_->UseTuneFile(impl_->settings.tune_file);
   const size_t n = size_t(impl_->transport->size());
   impl_->descriptors.resize(n);
   impl_->check_requests.resize(2 * n);
@@ -58,8 +71,13 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   const uint64_t tag_base = seq << 32;
 
   Status local = core::CheckLocal(send, recv, count, dtype, options, microshards);
+  if (options.algorithm == Algorithm::kAuto) {
+    m.UseTuneFile(options.tune_file ? options.tune_file : m.settings.tune_file);
+    if (local.ok() && !m.tune_status.ok()) local = m.tune_status;
+  }
   if (options.validate && t->size() > 1) {
-    const core::Descriptor mine = core::Describe(count, dtype, options, microshards, local);
+    const core::Descriptor mine =
+        core::Describe(count, dtype, options, microshards, m.tune.Hash(), local);
     EQUARX_RETURN_IF_ERROR(core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline,
                                        m.descriptors.data(), m.check_requests.data()));
   } else if (!local.ok()) {
@@ -71,7 +89,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
     return Status::Ok();
   }
 
-  algo::Plan plan = algo::SelectPlan(options, dtype, count, t->size());
+  algo::Plan plan = algo::SelectPlan(options, dtype, count, t->size(), m.tune);
   algo::RunArgs args;
   args.transport = t;
   args.dtype = dtype;
@@ -88,8 +106,12 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
 uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
                                         const AllReduceOptions& options) {
   if (ranks < 2 || count == 0) return 0;
-  const size_t microshards = options.microshards ? options.microshards : env::Read().microshards;
-  algo::Plan plan = algo::SelectPlan(options, dtype, count, ranks);
+  const env::Settings settings = env::Read();
+  const size_t microshards = options.microshards ? options.microshards : settings.microshards;
+  const std::string path = options.tune_file ? options.tune_file : settings.tune_file;
+  algo::TuneTable table = algo::TuneTable::Defaults();
+  if (!path.empty() && !algo::TuneTable::Load(path, &table).ok()) table = algo::TuneTable::Defaults();
+  algo::Plan plan = algo::SelectPlan(options, dtype, count, ranks, table);
   return algo::PlanWireBytes(plan, 0, ranks, microshards);
 }
 

@@ -15,7 +15,7 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
                   const AllReduceOptions& o, size_t microshards) {
   if (uint8_t(dtype) > uint8_t(DType::kFloat16))
     return InvalidArgument("unsupported dtype " + std::to_string(int(dtype)));
-  if (uint8_t(o.algorithm) > uint8_t(Algorithm::kTwoShot))
+  if (uint8_t(o.algorithm) > uint8_t(Algorithm::kAuto))
     return InvalidArgument("unknown algorithm " + std::to_string(int(o.algorithm)));
   if (o.phases != Phases::kRS && o.phases != Phases::kAG && o.phases != Phases::kRSAG)
     return InvalidArgument("unknown phases " + std::to_string(int(o.phases)));
@@ -45,7 +45,7 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
 }
 
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t microshards,
-                    const Status& local) {
+                    uint64_t tune_hash, const Status& local) {
   Descriptor d;
   std::memset(&d, 0, sizeof d);
   d.magic = kMagic;
@@ -60,6 +60,7 @@ Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t
   d.codec = uint8_t(o.codec);
   d.f32_partials = o.f32_partials ? 1 : 0;
   d.mode = uint8_t(o.mode);
+  d.tune_hash = o.algorithm == Algorithm::kAuto ? tune_hash : 0;
   d.error_code = uint32_t(local.code());
   std::strncpy(d.error, local.message().c_str(), sizeof d.error - 1);
   return d;
@@ -79,6 +80,7 @@ std::string Diff(const Descriptor& a, const Descriptor& b) {
   if (a.phases != b.phases) return f("phases", a.phases, b.phases);
   if (a.codec != b.codec) return f("codec", a.codec, b.codec);
   if (a.mode != b.mode) return f("mode", a.mode, b.mode);
+  if (a.tune_hash != b.tune_hash) return "a different tune table (EQUARX_TUNE_FILE) than rank 0";
   if (a.f32_partials != b.f32_partials) return f("f32_partials", a.f32_partials, b.f32_partials);
   if (a.block != b.block) return f("block", a.block, b.block);
   if (a.microshards != b.microshards) return f("microshards", a.microshards, b.microshards);

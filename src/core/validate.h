@@ -20,6 +20,7 @@ struct Descriptor {
   uint32_t block;
   uint32_t microshards;
   uint8_t dtype, algorithm, phases, codec, f32_partials, mode;
+  uint64_t tune_hash;   // hash of the tune table when algorithm is auto, else 0
   uint32_t error_code;  // StatusCode of the local check, 0 if fine
   char error[64];       // its message, truncated
 };
@@ -29,7 +30,7 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
                   const AllReduceOptions& o, size_t microshards);
 
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t microshards,
-                    const Status& local);
+                    uint64_t tune_hash, const Status& local);
 
 /// Sends `mine` to every rank and receives theirs; returns the first rank's local error, a
 /// mismatch, or a transport failure — the same verdict on every rank.
