@@ -1,0 +1,189 @@
+// gemm.cc — packing, the 6x16 AVX2/FMA micro-kernel with a K-blocked loop nest, and a scalar
+// fallback. Blocking: K in chunks of 256 (a 16 KiB slice of one panel stays in L1 while six
+// rows of X stream past it); the Y tile is loaded/stored once per K chunk.
+#include "gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace gemma3 {
+namespace {
+
+constexpr size_t kMr = 6;
+constexpr size_t kKc = 256;
+
+// Scalar tile: rows x 16 outputs over k in [k0, k1).
+void TileScalar(const float* x, size_t ldx, size_t rows, const float* panel, size_t k0,
+                size_t k1, float* y, size_t ldy, size_t cols, bool load) {
+  float acc[kMr][kPanel];
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t j = 0; j < kPanel; ++j) acc[r][j] = (load && j < cols) ? y[r * ldy + j] : 0.f;
+  for (size_t kk = k0; kk < k1; ++kk) {
+    const float* w = panel + kk * kPanel;
+    for (size_t r = 0; r < rows; ++r) {
+      float xv = x[r * ldx + kk];
+      for (size_t j = 0; j < kPanel; ++j) acc[r][j] += xv * w[j];
+    }
+  }
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t j = 0; j < cols; ++j) y[r * ldy + j] = acc[r][j];
+}
+
+__attribute__((target("avx2,fma"))) void TileAvx2(const float* x, size_t ldx, size_t rows,
+                                                  const float* panel, size_t k0, size_t k1,
+                                                  float* y, size_t ldy, size_t cols, bool load) {
+  if (rows != kMr || cols != kPanel) {  // edge tiles: a padded copy keeps one code path
+    float xb[kMr * kKc] = {};
+    float yb[kMr * kPanel] = {};
+    for (size_t r = 0; r < rows; ++r) {
+      std::memcpy(xb + r * kKc, x + r * ldx + k0, (k1 - k0) * sizeof(float));
+      if (load) std::memcpy(yb + r * kPanel, y + r * ldy, cols * sizeof(float));
+    }
+    TileAvx2(xb, kKc, kMr, panel + k0 * kPanel, 0, k1 - k0, yb, kPanel, kPanel, true);
+    for (size_t r = 0; r < rows; ++r) std::memcpy(y + r * ldy, yb + r * kPanel, cols * sizeof(float));
+    return;
+  }
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  if (load) {
+    c00 = _mm256_loadu_ps(y + 0 * ldy); c01 = _mm256_loadu_ps(y + 0 * ldy + 8);
+    c10 = _mm256_loadu_ps(y + 1 * ldy); c11 = _mm256_loadu_ps(y + 1 * ldy + 8);
+    c20 = _mm256_loadu_ps(y + 2 * ldy); c21 = _mm256_loadu_ps(y + 2 * ldy + 8);
+    c30 = _mm256_loadu_ps(y + 3 * ldy); c31 = _mm256_loadu_ps(y + 3 * ldy + 8);
+    c40 = _mm256_loadu_ps(y + 4 * ldy); c41 = _mm256_loadu_ps(y + 4 * ldy + 8);
+    c50 = _mm256_loadu_ps(y + 5 * ldy); c51 = _mm256_loadu_ps(y + 5 * ldy + 8);
+  } else {
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
+  }
+  const float* x0 = x;
+  const float* x1 = x + ldx;
+  const float* x2 = x + 2 * ldx;
+  const float* x3 = x + 3 * ldx;
+  const float* x4 = x + 4 * ldx;
+  const float* x5 = x + 5 * ldx;
+  for (size_t kk = k0; kk < k1; ++kk) {
+    const __m256 w0 = _mm256_load_ps(panel + kk * kPanel);
+    const __m256 w1 = _mm256_load_ps(panel + kk * kPanel + 8);
+    __m256 a = _mm256_broadcast_ss(x0 + kk);
+    c00 = _mm256_fmadd_ps(a, w0, c00); c01 = _mm256_fmadd_ps(a, w1, c01);
+    a = _mm256_broadcast_ss(x1 + kk);
+    c10 = _mm256_fmadd_ps(a, w0, c10); c11 = _mm256_fmadd_ps(a, w1, c11);
+    a = _mm256_broadcast_ss(x2 + kk);
+    c20 = _mm256_fmadd_ps(a, w0, c20); c21 = _mm256_fmadd_ps(a, w1, c21);
+    a = _mm256_broadcast_ss(x3 + kk);
+    c30 = _mm256_fmadd_ps(a, w0, c30); c31 = _mm256_fmadd_ps(a, w1, c31);
+    a = _mm256_broadcast_ss(x4 + kk);
+    c40 = _mm256_fmadd_ps(a, w0, c40); c41 = _mm256_fmadd_ps(a, w1, c41);
+    a = _mm256_broadcast_ss(x5 + kk);
+    c50 = _mm256_fmadd_ps(a, w0, c50); c51 = _mm256_fmadd_ps(a, w1, c51);
+  }
+  _mm256_storeu_ps(y + 0 * ldy, c00); _mm256_storeu_ps(y + 0 * ldy + 8, c01);
+  _mm256_storeu_ps(y + 1 * ldy, c10); _mm256_storeu_ps(y + 1 * ldy + 8, c11);
+  _mm256_storeu_ps(y + 2 * ldy, c20); _mm256_storeu_ps(y + 2 * ldy + 8, c21);
+  _mm256_storeu_ps(y + 3 * ldy, c30); _mm256_storeu_ps(y + 3 * ldy + 8, c31);
+  _mm256_storeu_ps(y + 4 * ldy, c40); _mm256_storeu_ps(y + 4 * ldy + 8, c41);
+  _mm256_storeu_ps(y + 5 * ldy, c50); _mm256_storeu_ps(y + 5 * ldy + 8, c51);
+}
+
+bool DetectAvx2() {
+  if (std::getenv("EQUARX_GEMMA3_SCALAR")) return false;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+const bool kAvx2 = DetectAvx2();
+
+void FreeAligned(float* p) { std::free(p); }
+
+// Panels [p0, p1) of w, all rows of x.
+void GemmPanels(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y,
+                size_t ldy, bool accumulate, size_t p0, size_t p1, size_t n_end, size_t k_end) {
+  auto tile = kAvx2 ? TileAvx2 : TileScalar;
+  for (size_t k0 = 0; k0 < k_end; k0 += kKc) {
+    size_t k1 = std::min(k_end, k0 + kKc);
+    bool load = accumulate || k0 > 0;
+    for (size_t p = p0; p < p1; ++p) {
+      size_t col0 = p * kPanel;
+      size_t cols = std::min(kPanel, n_end - col0);
+      const float* panel = w.panel(p);
+      for (size_t r0 = 0; r0 < rows; r0 += kMr) {
+        size_t nr = std::min(kMr, rows - r0);
+        tile(x + r0 * ldx, ldx, nr, panel, k0, k1, y + r0 * ldy + col0, ldy, cols, load);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool GemmUsesAvx2() { return kAvx2; }
+
+void PackedAlloc(size_t n, size_t k, PackedMatrix* out) {
+  out->n = n;
+  out->k = k;
+  out->panels = (n + kPanel - 1) / kPanel;
+  size_t bytes = out->panels * k * kPanel * sizeof(float);
+  bytes = (bytes + 63) / 64 * 64;
+  float* p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
+  out->data = std::unique_ptr<float[], void (*)(float*)>(p, FreeAligned);
+}
+
+void PackRows(const float* w, size_t n, size_t k, size_t ld, PackedMatrix* out) {
+  PackedAlloc(n, k, out);
+  for (size_t p = 0; p < out->panels; ++p) {
+    float* dst = out->panel(p);
+    for (size_t j = 0; j < kPanel; ++j) {
+      size_t row = p * kPanel + j;
+      for (size_t kk = 0; kk < k; ++kk) dst[kk * kPanel + j] = row < n ? w[row * ld + kk] : 0.f;
+    }
+  }
+}
+
+void PackCols(const float* b, size_t k, size_t n, size_t ld, PackedMatrix* out) {
+  PackedAlloc(n, k, out);
+  for (size_t p = 0; p < out->panels; ++p) {
+    float* dst = out->panel(p);
+    size_t col0 = p * kPanel;
+    size_t cols = std::min(kPanel, n - col0);
+    for (size_t kk = 0; kk < k; ++kk) {
+      std::memcpy(dst + kk * kPanel, b + kk * ld + col0, cols * sizeof(float));
+      for (size_t j = cols; j < kPanel; ++j) dst[kk * kPanel + j] = 0.f;
+    }
+  }
+}
+
+void Gemm(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y, size_t ldy,
+          int threads, bool accumulate, GemmRange range) {
+  size_t n_end = std::min(range.n_end, w.n);
+  size_t k_end = std::min(range.k_end, w.k);
+  size_t panels = (n_end + kPanel - 1) / kPanel;
+  if (rows == 0 || panels == 0) return;
+  if (k_end == 0) {
+    if (!accumulate)
+      for (size_t r = 0; r < rows; ++r) std::memset(y + r * ldy, 0, n_end * sizeof(float));
+    return;
+  }
+  ParallelFor(panels, threads, [&](size_t p0, size_t p1) {
+    GemmPanels(x, rows, ldx, w, y, ldy, accumulate, p0, p1, n_end, k_end);
+  });
+}
+
+void ParallelFor(size_t n, int threads, const std::function<void(size_t, size_t)>& body) {
+  size_t t = static_cast<size_t>(std::max(1, threads));
+  t = std::min(t, n);
+  if (t <= 1) {
+    if (n) body(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(t - 1);
+  for (size_t i = 1; i < t; ++i)
+    pool.emplace_back([&, i] { body(n * i / t, n * (i + 1) / t); });
+  body(0, n / t);
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace gemma3

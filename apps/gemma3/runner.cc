@@ -1,0 +1,114 @@
+// runner.cc — reducers over equarx communicators and the in-process TP runner.
+#include "runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "dequant.h"
+
+namespace gemma3 {
+
+int HardwareThreads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? static_cast<int>(n) : 1;
+}
+
+std::string ReduceConfig::Name() const {
+  std::string s(equarx::AlgorithmName(options.algorithm));
+  if (equarx::IsQuantized(options.algorithm) && options.algorithm != equarx::Algorithm::kNaiveFp8) {
+    s += " " + std::string(equarx::PhasesName(options.phases)) + " " +
+         std::string(equarx::CodecName(options.codec)) + " B" + std::to_string(options.block);
+  }
+  s += bf16 ? " (bf16 in)" : " (f32 in)";
+  return s;
+}
+
+Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::string* error) {
+  if (!comm || comm->size() == 1) return [](float*, size_t) { return true; };
+  auto scratch = std::make_shared<std::vector<uint16_t>>();
+  auto err = error;
+  return [comm, rc, scratch, err](float* buf, size_t n) {
+    equarx::Status st;
+    if (rc.bf16) {
+      scratch->resize(n);
+      for (size_t i = 0; i < n; ++i) (*scratch)[i] = FloatToBFloat16(buf[i]);
+      st = comm->AllReduce(scratch->data(), scratch->data(), n, equarx::DType::kBFloat16, rc.options);
+      for (size_t i = 0; i < n; ++i) buf[i] = BFloat16ToFloat((*scratch)[i]);
+    } else {
+      st = comm->AllReduce(buf, buf, n, equarx::DType::kFloat32, rc.options);
+    }
+    if (!st.ok()) {
+      if (err && comm->rank() == 0) *err = "AllReduce failed: " + st.ToString();
+      return false;
+    }
+    return true;
+  };
+}
+
+bool InProcessRunner::Load(const GgufFile& file, const Config& config, int ranks,
+                           std::string* error) {
+  models_.clear();
+  comms_.clear();
+  std::vector<std::string> errs(ranks);
+  models_.resize(ranks);
+  std::vector<std::thread> th;
+  std::vector<char> ok(ranks, 0);
+  for (int r = 0; r < ranks; ++r) {
+    models_[r] = std::make_unique<RankModel>();
+    th.emplace_back([&, r] { ok[r] = models_[r]->Load(file, config, r, ranks, &errs[r]); });
+  }
+  for (auto& t : th) t.join();
+  for (int r = 0; r < ranks; ++r)
+    if (!ok[r]) { *error = errs[r]; return false; }
+  if (ranks > 1) {
+    equarx::Status st = equarx::CreateInProcessGroup(ranks, &comms_);
+    if (!st.ok()) { *error = "CreateInProcessGroup: " + st.ToString(); return false; }
+  }
+  return true;
+}
+
+int InProcessRunner::threads_per_rank() const {
+  return std::max(1, HardwareThreads() / std::max(1, ranks()));
+}
+
+bool InProcessRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
+                              std::vector<float>* hidden, RunStats* stats, std::string* error) {
+  const int n = ranks();
+  const size_t T = tokens.size(), d = models_[0]->config().d_model;
+  std::vector<std::vector<float>> outs(n, std::vector<float>(T * d));
+  std::vector<ForwardStats> fs(n);
+  std::vector<char> ok(n, 0);
+  std::vector<std::string> errs(n);
+  const int threads = threads_per_rank();
+  auto body = [&](int r) {
+    Reducer red = MakeReducer(n > 1 ? comms_[r].get() : nullptr, rc, &errs[r]);
+    ok[r] = models_[r]->Forward(tokens.data(), T, red, threads, outs[r].data(), &fs[r]);
+  };
+  if (n == 1) {
+    body(0);
+  } else {
+    std::vector<std::thread> th;
+    for (int r = 0; r < n; ++r) th.emplace_back(body, r);
+    for (auto& t : th) t.join();
+  }
+  for (int r = 0; r < n; ++r)
+    if (!ok[r]) { *error = errs[r].empty() ? "forward failed on rank " + std::to_string(r) : errs[r]; return false; }
+  if (stats) {
+    RunStats s;
+    double flops = 0;
+    for (int r = 0; r < n; ++r) {
+      s.total_s = std::max(s.total_s, fs[r].total_s);
+      s.reduce_s += fs[r].reduce_s / n;
+      flops += fs[r].flops;
+      if (r > 0 && std::memcmp(outs[r].data(), outs[0].data(), T * d * sizeof(float)) != 0)
+        s.ranks_agree = false;
+    }
+    s.gflops = s.total_s > 0 ? flops / s.total_s * 1e-9 : 0;
+    *stats = s;
+  }
+  *hidden = std::move(outs[0]);
+  return true;
+}
+
+}  // namespace gemma3

@@ -1,0 +1,51 @@
+// runner.h — runs the tensor-parallel forward pass on N ranks: in-process (one thread per
+// rank, equarx in-process communicators) or one rank per MPI process. The Reducer of each
+// rank is an equarx AllReduce of the f32 activations (optionally cast to bf16 first, the
+// dtype a bf16 model would put on the wire).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "equarx/communicator.h"
+#include "equarx/options.h"
+#include "model.h"
+
+namespace gemma3 {
+
+struct ReduceConfig {
+  equarx::AllReduceOptions options;  ///< algorithm kRing = unquantized
+  bool bf16 = false;                 ///< cast activations to bf16 for the AllReduce
+  std::string Name() const;          ///< e.g. "semi rs+ag int8 B64" or "ring f32"
+};
+
+struct RunStats {
+  double total_s = 0;       ///< wall time of the forward pass (slowest rank)
+  double reduce_s = 0;      ///< time inside AllReduce (mean over ranks)
+  double gflops = 0;        ///< achieved over all ranks together
+  bool ranks_agree = true;  ///< every rank's output bitwise identical
+};
+
+/// A rank's reducer over `comm` (nullptr: single rank, identity).
+Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::string* error);
+
+/// In-process tensor parallelism: N RankModels and N communicators in this process.
+class InProcessRunner {
+ public:
+  bool Load(const GgufFile& file, const Config& config, int ranks, std::string* error);
+  /// Hidden states of the last layer (rank 0's copy) for tokens[T].
+  bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc, std::vector<float>* hidden,
+               RunStats* stats, std::string* error);
+  int ranks() const { return static_cast<int>(models_.size()); }
+  /// GEMM threads each rank uses (the cores divided among the ranks, at least 1).
+  int threads_per_rank() const;
+
+ private:
+  std::vector<std::unique_ptr<RankModel>> models_;
+  std::vector<std::unique_ptr<equarx::Communicator>> comms_;
+};
+
+int HardwareThreads();
+
+}  // namespace gemma3
