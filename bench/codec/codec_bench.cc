@@ -1,7 +1,8 @@
 // Codec kernel throughput, in GB/s of f32-equivalent input (SetBytesProcessed = n * 4), next
 // to memcpy of the same n f32 values, for L2-resident microshards and a large (64 MiB)
 // buffer. Kernels: int8 block (B = 64, 128) Encode / Decode / DecodeAccumulate /
-// DecodeAccumulateEncode with f32 or bf16 local data, raw bf16 Encode / Decode.
+// DecodeAccumulateEncode with f32 or bf16 local data, raw bf16 Encode / Decode; the other block
+// formats (int4, fp8 e4m3, fp8 e5m2) and int8 with stochastic rounding or telemetry at B = 128.
 //
 //   equarx_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -111,6 +112,36 @@ void BM_Int8DecodeAccumulateEncode(benchmark::State& state) {
   Finish(state, n);
 }
 
+// Any block format / rounding at B = 128, f32 data; kStats: with an EncodeStats out-param.
+template <Format kF, uint8_t kRounding, bool kStats>
+void BM_BlockEncode(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{kF, 128, kRounding, 1, 2, 0};
+  Buffers buf(n, spec);
+  EncodeStats st;
+  for (auto _ : state) {
+    Encode(spec, DType::kFloat32, buf.f32.data(), n, buf.wire_out.data(), kStats ? &st : nullptr);
+    benchmark::DoNotOptimize(buf.wire_out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+template <Format kF, uint8_t kRounding, bool kStats>
+void BM_BlockDecodeAccumulateEncode(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const WireSpec spec{kF, 128, kRounding, 1, 2, 0};
+  Buffers buf(n, spec);
+  EncodeStats st;
+  for (auto _ : state) {
+    DecodeAccumulateEncode(spec, buf.wire.data(), n, DType::kFloat32, buf.f32.data(),
+                           buf.wire_out.data(), kStats ? &st : nullptr);
+    benchmark::DoNotOptimize(buf.wire_out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
 void BM_RawBF16Encode(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
   const WireSpec spec{Format::kRawBF16, 0};
@@ -156,6 +187,18 @@ BENCHMARK(BM_Int8DecodeAccumulateEncode<128, F32>)->Apply(Sizes);
 BENCHMARK(BM_Int8DecodeAccumulateEncode<64, BF16>)->Apply(Sizes);
 BENCHMARK(BM_Int8DecodeAccumulateEncode<128, BF16>)->Apply(Sizes);
 BENCHMARK(BM_RawBF16Encode)->Apply(Sizes);
+constexpr Format I8 = Format::kInt8Block, I4 = Format::kInt4Block;
+constexpr Format E4 = Format::kFp8E4M3Block, E5 = Format::kFp8E5M2Block;
+constexpr uint8_t RNE = kRoundNearestEven, SR = kRoundStochastic;
+BENCHMARK(BM_BlockEncode<I8, SR, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockEncode<I8, RNE, true>)->Apply(Sizes);
+BENCHMARK(BM_BlockEncode<I4, RNE, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockEncode<E4, RNE, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockEncode<E5, RNE, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockDecodeAccumulateEncode<I8, SR, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockDecodeAccumulateEncode<I4, RNE, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockDecodeAccumulateEncode<E4, RNE, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockDecodeAccumulateEncode<E5, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_RawBF16Decode)->Apply(Sizes);
 
 }  // namespace

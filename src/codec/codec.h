@@ -19,6 +19,27 @@
 //       -Inf -> -127, NaN -> -128. The stored scale is s, with its sign bit set when the block
 //       holds a non-finite value. Decode: q * s (f32), or in a flagged block 127/-127/-128 ->
 //       +Inf/-Inf/NaN.
+//   kInt4Block — the same with Q = 7 (6 in a flagged block; +Inf/-Inf/NaN -> 7/-7/-8), two
+//       codes per byte (element 2j in the low nibble, 2j+1 in the high one, an odd tail's high
+//       nibble 0): [nb f32 scales][ceil(n/2) bytes].
+//   kFp8E4M3Block — per block s = a / 448, x * inv encoded as fp8 e4m3 ("fn": bias 7, no Inf,
+//       0x7F/0xFF NaN) to nearest even saturating to ±448. A flagged block uses Q = 416 and
+//       saturates at ±416 (0x7D) so that 0x7E/0xFE mean +Inf/-Inf; NaN -> 0x7F.
+//   kFp8E5M2Block — per block s = a / 57344, x * inv as e5m2 (native Inf 0x7C/0xFC, NaN 0x7F),
+//       saturating to ±57344. fp8 flush threshold 2^-110 (not 2^-120: Q / a must stay finite).
+//   All block formats: [nb f32 scales][codes]; a negative zero code is stored as +0.
+//
+// Rounding of the block formats: WireSpec::rounding = kRoundNearestEven (default) or
+// kRoundStochastic (int8 and int4 only; the fp8 formats always round to nearest even):
+// q = clamp(floor(x * inv + u), -Q, Q) with u = (h >> 8) * 2^-24 and h a counter-based hash of
+// (seed, stream, offset + j) for element j of the segment, so the same seed gives the same bits
+// on every run, rank and SIMD target (exact definition in docs/wire_format.md).
+//
+// NaN rule: a sum f32(local) + decoded that is NaN is stored / encoded as the canonical f32
+// NaN 0x7FC00000 (the payload of NaN + NaN depends on operand order). Decoded NaNs of the block
+// formats are always 0x7FC00000.
+// Same-type rule: a conversion between identical types (a raw wire of the caller's dtype,
+// Convert with src_type == dst_type) is a bit copy, NaN payloads included.
 //
 // Arithmetic is fixed: f32 multiplies and adds in this order, never fused (the project builds
 // with -ffp-contract=off), so the scalar reference (namespace ref) and every SIMD target give
@@ -40,12 +61,43 @@ enum class Format : uint8_t {
   kRawF16 = 2,
   kRawE5M2 = 3,
   kInt8Block = 4,
+  kInt4Block = 5,
+  kFp8E4M3Block = 6,
+  kFp8E5M2Block = 7,
 };
 
-/// A wire format with its block size (ignored by the raw formats).
+/// WireSpec::rounding values.
+inline constexpr uint8_t kRoundNearestEven = 0;
+inline constexpr uint8_t kRoundStochastic = 1;
+
+/// A wire format with its block size (ignored by the raw formats) and, for the block formats,
+/// how to round. The fields after `block` are optional (zero = round to nearest even).
 struct WireSpec {
   Format format = Format::kInt8Block;
   uint32_t block = 64;
+  /// kRoundNearestEven or kRoundStochastic (int8/int4 only; ignored by every other format).
+  uint8_t rounding = kRoundNearestEven;
+  /// Stochastic rounding: the user's seed, a per-hop stream value chosen by the algorithm, and
+  /// the absolute index (in the whole tensor) of the segment's first element. The random bits
+  /// of an element depend only on (seed, stream, absolute index).
+  uint64_t seed = 0;
+  uint64_t stream = 0;
+  uint64_t offset = 0;
+};
+
+/// Opt-in error telemetry of an encode. The kernels *add* to these fields (max for the max),
+/// so one zero-initialised struct can collect a whole collective.
+struct EncodeStats {
+  /// Finite elements with |x * inv| > Q before clamping (the f32 product). With absmax scales
+  /// this only happens when f32 rounding of inv and of the product pushes a block's largest
+  /// element an ulp above Q, or when stochastic rounding rounds past it; never a real clip.
+  uint64_t clipped = 0;
+  /// Estimated sum over elements of the squared quantization error: per block, code spacing
+  /// e = step * |s| (step 1 for int, 32 for e4m3, 8192 for e5m2) and e^2/12 per element
+  /// (e^2/6 stochastic); for fp8 this is an upper estimate (it assumes the top binade).
+  double sum_sq_err_est = 0.0;
+  /// Estimated max abs error: max over blocks of e/2 (nearest) or e (stochastic).
+  float max_abs_err_est = 0.0f;
 };
 
 /// The raw wire format that carries `dtype` unchanged.
@@ -61,6 +113,10 @@ size_t WireBytes(WireSpec spec, size_t n);
 
 /// wire <- encode(src)
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire);
+/// The same, adding this segment's telemetry to *stats (block formats; raw formats add
+/// nothing). A null stats is the plain Encode.
+void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
+            EncodeStats* stats);
 
 /// dst <- convert_to_dst_type(decode(wire))   (f32 -> bf16/f16 rounds to nearest even)
 void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst);
@@ -73,6 +129,9 @@ void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_
 /// wire_out <- encode(f32(local[i]) + decode(wire_in)[i]), with the f32 sums never stored.
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
                             const void* local, uint8_t* wire_out);
+/// The same, adding the telemetry of the encode of the sums to *stats (null: none).
+void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
+                            const void* local, uint8_t* wire_out, EncodeStats* stats);
 
 /// dst <- src converted between dtypes (round to nearest even, canonical NaN).
 void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
@@ -80,11 +139,15 @@ void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* ds
 // ---- Scalar reference: the executable specification; same signatures. ------------------
 namespace ref {
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire);
+void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
+            EncodeStats* stats);
 void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst);
 void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
                       const void* local, float* out_f32);
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
                             const void* local, uint8_t* wire_out);
+void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
+                            const void* local, uint8_t* wire_out, EncodeStats* stats);
 void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
 
 // Scalar conversions used by everything else (tools, tests).
@@ -94,6 +157,11 @@ float F16ToF32(uint16_t h);
 uint16_t F32ToF16(float f);
 float E5M2ToF32(uint8_t b);
 uint8_t F32ToE5M2(float f);
+/// fp8 e4m3 "fn" (1-4-3, bias 7, no Inf; 0x7F/0xFF are NaN, widened like the others).
+float E4M3ToF32(uint8_t b);
+/// f32 -> e4m3 "fn": round to nearest even, finite overflow saturates to ±448 (0x7E/0xFE),
+/// ±Inf saturate too (e4m3 has no Inf), NaN -> 0x7F.
+uint8_t F32ToE4M3(float f);
 }  // namespace ref
 
 // ---- SIMD targets -----------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // equarx codec — public kernel entry points and SIMD target control.
 //
-// Each entry point picks the format's kernel family (int8_block.cc or raw.cc, both Highway
-// foreach_target units with their own dispatch tables). Identity conversions (a raw wire of
+// Each entry point picks the format's kernel family (int8_block.cc, int4_block.cc,
+// fp8_block.cc for e4m3/e5m2, raw.cc; Highway foreach_target units with their own dispatch
+// tables). Identity conversions (a raw wire of
 // the caller's own dtype) are plain bit copies, as in the reference.
 //
 // Target control: Highway 1.0.3 chooses the target from hwy::SupportedTargets(), which
@@ -13,31 +14,25 @@
 #include <mutex>
 
 #include "codec/codec.h"
+#include "codec/internal.h"
 #include "hwy/targets.h"
 
 namespace equarx::codec {
 
-namespace internal {  // defined in int8_block.cc and raw.cc
-void Int8Encode(uint32_t block, DType t, const void* src, size_t n, uint8_t* wire);
-void Int8Decode(uint32_t block, const uint8_t* wire, size_t n, DType t, void* dst);
-void Int8DecodeAccumulate(uint32_t block, const uint8_t* wire, size_t n, DType t,
-                          const void* local, float* out);
-void Int8DecodeAccumulateEncode(uint32_t block, const uint8_t* wire_in, size_t n, DType t,
-                                const void* local, uint8_t* wire_out);
-int64_t DispatchedTarget();
-void RawEncode(Format f, DType src_type, const void* src, size_t n, uint8_t* wire);
-void RawDecode(Format f, const uint8_t* wire, size_t n, DType dst_type, void* dst);
-void RawDecodeAccumulate(Format f, const uint8_t* wire, size_t n, DType local_type,
-                         const void* local, float* out);
-void RawDecodeAccumulateEncode(Format f, const uint8_t* wire_in, size_t n, DType local_type,
-                               const void* local, uint8_t* wire_out);
-void ConvertDtypes(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
-}  // namespace internal
 
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire) {
+  codec::Encode(spec, src_type, src, n, wire, nullptr);
+}
+
+void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
+            EncodeStats* stats) {
   if (n == 0) return;
   if (spec.format == Format::kInt8Block) {
-    internal::Int8Encode(spec.block, src_type, src, n, wire);
+    internal::Int8Encode(spec, src_type, src, n, wire, stats);
+  } else if (spec.format == Format::kInt4Block) {
+    internal::Int4Encode(spec, src_type, src, n, wire, stats);
+  } else if (internal::IsBlockFormat(spec.format)) {
+    internal::Fp8Encode(spec, src_type, src, n, wire, stats);
   } else if (spec.format == RawFormatOf(src_type)) {
     std::memcpy(wire, src, n * DTypeSize(src_type));
   } else {
@@ -48,7 +43,11 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
 void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst) {
   if (n == 0) return;
   if (spec.format == Format::kInt8Block) {
-    internal::Int8Decode(spec.block, wire, n, dst_type, dst);
+    internal::Int8Decode(spec, wire, n, dst_type, dst);
+  } else if (spec.format == Format::kInt4Block) {
+    internal::Int4Decode(spec, wire, n, dst_type, dst);
+  } else if (internal::IsBlockFormat(spec.format)) {
+    internal::Fp8Decode(spec, wire, n, dst_type, dst);
   } else if (spec.format == RawFormatOf(dst_type)) {
     std::memcpy(dst, wire, n * DTypeSize(dst_type));
   } else {
@@ -60,7 +59,11 @@ void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_
                       const void* local, float* out_f32) {
   if (n == 0) return;
   if (spec.format == Format::kInt8Block) {
-    internal::Int8DecodeAccumulate(spec.block, wire, n, local_type, local, out_f32);
+    internal::Int8DecodeAccumulate(spec, wire, n, local_type, local, out_f32);
+  } else if (spec.format == Format::kInt4Block) {
+    internal::Int4DecodeAccumulate(spec, wire, n, local_type, local, out_f32);
+  } else if (internal::IsBlockFormat(spec.format)) {
+    internal::Fp8DecodeAccumulate(spec, wire, n, local_type, local, out_f32);
   } else {
     internal::RawDecodeAccumulate(spec.format, wire, n, local_type, local, out_f32);
   }
@@ -68,9 +71,18 @@ void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_
 
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
                             const void* local, uint8_t* wire_out) {
+  codec::DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, nullptr);
+}
+
+void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
+                            const void* local, uint8_t* wire_out, EncodeStats* stats) {
   if (n == 0) return;
   if (spec.format == Format::kInt8Block) {
-    internal::Int8DecodeAccumulateEncode(spec.block, wire_in, n, local_type, local, wire_out);
+    internal::Int8DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, stats);
+  } else if (spec.format == Format::kInt4Block) {
+    internal::Int4DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, stats);
+  } else if (internal::IsBlockFormat(spec.format)) {
+    internal::Fp8DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, stats);
   } else {
     internal::RawDecodeAccumulateEncode(spec.format, wire_in, n, local_type, local, wire_out);
   }

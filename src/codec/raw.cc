@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "codec/codec.h"
+#include "codec/internal.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "codec/raw.cc"

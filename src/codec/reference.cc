@@ -15,28 +15,20 @@
 //   * Sums f32(local) + decoded that are NaN are stored as the canonical f32 NaN 0x7FC00000
 //     (which NaN payload an add returns depends on the operand order a compiler picks).
 //
-// The per-block int8 helpers at the bottom (namespace internal) are also called by the SIMD
-// kernels for the rare blocks that hold NaN/Inf, so those blocks are identical by definition.
+// The per-block helpers of reference_block.cc are also called by the SIMD kernels for the
+// rare blocks that hold NaN/Inf, so those blocks are identical by definition.
 #include <bit>
 #include <cassert>
 #include <cmath>
 #include <cstring>
 
 #include "codec/codec.h"
+#include "codec/internal.h"
 
 static_assert(std::endian::native == std::endian::little,
               "the wire format is little-endian; a big-endian port must byte-swap scales");
 
 namespace equarx::codec {
-
-// Internal entry points shared with the SIMD translation units (declared there too).
-namespace internal {
-using ElemFn = float (*)(const void* ctx, size_t j);
-float LoadAsF32(DType t, const void* p, size_t i);
-void RefEncodeInt8Block(ElemFn get, const void* ctx, size_t len, uint8_t* scale_le,
-                        int8_t* codes);
-float RefDecodeInt8(uint32_t scale_bits, int8_t q);
-}  // namespace internal
 
 namespace {
 
@@ -47,36 +39,8 @@ constexpr uint32_t kF32AbsMask = 0x7FFFFFFFu;
 constexpr uint32_t kF32Inf = 0x7F800000u;
 constexpr uint32_t kF32QuietNaN = 0x7FC00000u;
 
-// Rounds the magnitude of a finite f32 (bits without sign) to a float with 5 exponent bits
-// (bias 15) and `mbits` mantissa bits, to nearest even. Returns the magnitude code; a code
-// >= (31 << mbits) means the value overflowed the finite range.
-uint32_t RoundToE5(uint32_t abs, int mbits) {
-  const int e = int(abs >> 23);        // biased f32 exponent
-  const uint32_t m = abs & 0x7FFFFFu;  // f32 mantissa
-  const int he = e - 127 + 15;         // biased narrow exponent
-  if (he >= 31) return 31u << mbits;
-  const int drop = 23 - mbits;
-  uint32_t v, rem, half;
-  if (he >= 1) {  // normal result: keep mbits mantissa bits; a carry may bump the exponent
-    v = (uint32_t(he) << mbits) | (m >> drop);
-    rem = m & ((1u << drop) - 1);
-    half = 1u << (drop - 1);
-  } else {
-    // Subnormal result in units of 2^(-14 - mbits). value = full * 2^(e - 150) for a
-    // normal f32 (f32 subnormals are far below half a unit and round to zero).
-    if (e == 0) return 0;
-    const uint32_t full = m | 0x800000u;
-    const int shift = (150 - 14 - mbits) - e;  // >= drop + 1
-    if (shift > 25) return 0;                  // full * 2^-shift < 0.5
-    v = full >> shift;
-    rem = full & ((1u << shift) - 1);
-    half = 1u << (shift - 1);
-  }
-  if (rem > half || (rem == half && (v & 1u))) ++v;
-  return v;
-}
+uint32_t RoundToE5(uint32_t abs, int mbits) { return internal::RoundToNarrow(abs, 15, mbits, 31); }
 
-void StoreScale(uint8_t* p, uint32_t bits) { std::memcpy(p, &bits, 4); }
 uint32_t LoadScale(const uint8_t* p) {
   uint32_t b;
   std::memcpy(&b, p, 4);
@@ -88,10 +52,8 @@ size_t RawElemBytes(Format f) {
     case Format::kRawF32: return 4;
     case Format::kRawBF16:
     case Format::kRawF16: return 2;
-    case Format::kRawE5M2: return 1;
-    case Format::kInt8Block: return 1;
+    default: return 1;
   }
-  return 1;
 }
 
 // Raw wire element i as f32 (exact).
@@ -113,7 +75,7 @@ float LoadRaw(Format f, const uint8_t* w, size_t i) {
       return ref::F16ToF32(h);
     }
     case Format::kRawE5M2: return ref::E5M2ToF32(w[i]);
-    case Format::kInt8Block: break;
+    default: break;
   }
   assert(false);
   return 0.0f;
@@ -134,7 +96,7 @@ void StoreRaw(Format f, float x, uint8_t* w, size_t i) {
       return;
     }
     case Format::kRawE5M2: w[i] = ref::F32ToE5M2(x); return;
-    case Format::kInt8Block: break;
+    default: break;
   }
   assert(false);
 }
@@ -166,16 +128,25 @@ float GetSrc(const void* ctx, size_t j) {
   return internal::LoadAsF32(c->type, c->p, j);
 }
 
-struct SumCtx {  // f32(local[j]) + decode(codes[j]) of one block
+struct SumCtx {  // f32(local[j]) + decode(code first + j) of one block
+  Format format;
   DType local_type;
   const void* local;
   uint32_t scale_bits;
-  const int8_t* codes;
+  const uint8_t* codes;
+  size_t first;
 };
 float GetSum(const void* ctx, size_t j) {
   const auto* c = static_cast<const SumCtx*>(ctx);
+  const int32_t q = internal::LoadCode(c->format, c->codes, c->first + j);
   return Sum(internal::LoadAsF32(c->local_type, c->local, j),
-             internal::RefDecodeInt8(c->scale_bits, c->codes[j]));
+             internal::RefDecodeCode(c->format, c->scale_bits, uint32_t(q)));
+}
+
+// Decoded element i of a block-format segment.
+float DecodeBlockElem(Format f, const uint8_t* wire, size_t nb, size_t B, size_t i) {
+  const uint32_t s = LoadScale(wire + 4 * (i / B));
+  return internal::RefDecodeCode(f, s, uint32_t(internal::LoadCode(f, wire + 4 * nb, i)));
 }
 
 const void* Advance(DType t, const void* p, size_t elems) {
@@ -202,15 +173,18 @@ const char* FormatName(Format f) {
     case Format::kRawF16: return "raw_f16";
     case Format::kRawE5M2: return "raw_e5m2";
     case Format::kInt8Block: return "int8_block";
+    case Format::kInt4Block: return "int4_block";
+    case Format::kFp8E4M3Block: return "fp8_e4m3_block";
+    case Format::kFp8E5M2Block: return "fp8_e5m2_block";
   }
   return "unknown";
 }
 
 size_t WireBytes(WireSpec spec, size_t n) {
-  if (spec.format == Format::kInt8Block) {
+  if (internal::IsBlockFormat(spec.format)) {
     assert(spec.block > 0);
     const size_t nb = (n + spec.block - 1) / spec.block;
-    return 4 * nb + n;
+    return 4 * nb + internal::CodeBytes(spec.format, n);
   }
   return n * RawElemBytes(spec.format);
 }
@@ -226,50 +200,30 @@ float LoadAsF32(DType t, const void* p, size_t i) {
   return 0.0f;
 }
 
-void RefEncodeInt8Block(ElemFn get, const void* ctx, size_t len, uint8_t* scale_le,
-                        int8_t* codes) {
-  float a = 0.0f;
-  bool nonfinite = false;
-  for (size_t j = 0; j < len; ++j) {
-    const float x = get(ctx, j);
-    if (std::isfinite(x)) {
-      a = std::fmax(a, std::fabs(x));
-    } else {
-      nonfinite = true;
-    }
+uint32_t RoundToNarrow(uint32_t abs, int bias, int mbits, int he_over) {
+  const int e = int(abs >> 23);        // biased f32 exponent
+  const uint32_t m = abs & 0x7FFFFFu;  // f32 mantissa
+  const int he = e - 127 + bias;       // biased narrow exponent
+  if (he >= he_over) return uint32_t(he_over) << mbits;
+  const int drop = 23 - mbits;
+  uint32_t v, rem, half;
+  if (he >= 1) {  // normal result: keep mbits mantissa bits; a carry may bump the exponent
+    v = (uint32_t(he) << mbits) | (m >> drop);
+    rem = m & ((1u << drop) - 1);
+    half = 1u << (drop - 1);
+  } else {
+    // Subnormal result in units of 2^(1 - bias - mbits). value = full * 2^(e - 150) for a
+    // normal f32 (f32 subnormals are far below half a unit and round to zero).
+    if (e == 0) return 0;
+    const uint32_t full = m | 0x800000u;
+    const int shift = (150 + 1 - bias - mbits) - e;  // >= drop + 1
+    if (shift > 25) return 0;                        // full * 2^-shift < 0.5
+    v = full >> shift;
+    rem = full & ((1u << shift) - 1);
+    half = 1u << (shift - 1);
   }
-  const float q_max = nonfinite ? 126.0f : 127.0f;
-  float s = 0.0f, inv = 0.0f;
-  if (!(a < 0x1p-120f)) {
-    s = a / q_max;
-    inv = q_max / a;
-  }
-  for (size_t j = 0; j < len; ++j) {
-    const float x = get(ctx, j);
-    int8_t q;
-    if (std::isnan(x)) {
-      q = -128;
-    } else if (std::isinf(x)) {
-      q = x > 0 ? 127 : -127;
-    } else {
-      const float y = x * inv;
-      float r = std::nearbyint(y);  // round to nearest even (default rounding mode)
-      r = std::fmin(std::fmax(r, -q_max), q_max);
-      q = static_cast<int8_t>(r);
-    }
-    codes[j] = q;
-  }
-  StoreScale(scale_le, BitsOf(s) | (nonfinite ? 0x80000000u : 0u));
-}
-
-float RefDecodeInt8(uint32_t scale_bits, int8_t q) {
-  if (scale_bits & 0x80000000u) {  // flagged block: reserved codes carry NaN/Inf
-    if (q == 127) return FloatOf(kF32Inf);
-    if (q == -127) return FloatOf(kF32Inf | 0x80000000u);
-    if (q == -128) return FloatOf(kF32QuietNaN);
-    return float(q) * FloatOf(scale_bits & kF32AbsMask);
-  }
-  return float(q) * FloatOf(scale_bits);
+  if (rem > half || (rem == half && (v & 1u))) ++v;
+  return v;
 }
 
 }  // namespace internal
@@ -311,6 +265,25 @@ uint16_t F32ToF16(float f) {
 
 float E5M2ToF32(uint8_t b) { return F16ToF32(uint16_t(uint16_t(b) << 8)); }
 
+float E4M3ToF32(uint8_t b) {
+  const uint32_t sign = uint32_t(b & 0x80u) << 24;
+  const uint32_t e = (b >> 3) & 0xFu;
+  const uint32_t m = b & 0x7u;
+  if ((b & 0x7Fu) == 0x7Fu) return FloatOf(sign | kF32Inf | (m << 20));  // NaN
+  if (e == 0) return FloatOf(sign | BitsOf(std::ldexp(float(m), -9)));  // exact
+  return FloatOf(sign | ((e - 7 + 127) << 23) | (m << 20));
+}
+
+uint8_t F32ToE4M3(float f) {
+  const uint32_t b = BitsOf(f);
+  const uint32_t abs = b & kF32AbsMask;
+  const uint8_t sign = uint8_t((b >> 24) & 0x80u);
+  if (abs > kF32Inf) return 0x7F;
+  uint32_t v = abs == kF32Inf ? 0x7Eu : internal::RoundToNarrow(abs, 7, 3, 16);
+  if (v > 0x7Eu) v = 0x7Eu;  // saturate to 448
+  return uint8_t(sign | v);
+}
+
 uint8_t F32ToE5M2(float f) {
   const uint32_t b = BitsOf(f);
   const uint32_t abs = b & kF32AbsMask;
@@ -333,7 +306,12 @@ void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* ds
 }
 
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire) {
-  if (spec.format != Format::kInt8Block) {
+  ref::Encode(spec, src_type, src, n, wire, nullptr);
+}
+
+void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
+            EncodeStats* stats) {
+  if (!internal::IsBlockFormat(spec.format)) {
     if (RawIsDType(spec.format, src_type)) {
       if (n) std::memcpy(wire, src, n * DTypeSize(src_type));
       return;
@@ -344,17 +322,18 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
   }
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
-  int8_t* codes = reinterpret_cast<int8_t*>(wire + 4 * nb);
+  const internal::Rounding rnd = internal::RoundingOf(spec);
   for (size_t b = 0; b < nb; ++b) {
     const size_t begin = b * B;
     const size_t len = std::min(B, n - begin);
     const SrcCtx ctx{src_type, Advance(src_type, src, begin)};
-    internal::RefEncodeInt8Block(&GetSrc, &ctx, len, wire + 4 * b, codes + begin);
+    internal::RefEncodeBlock(spec.format, &GetSrc, &ctx, len, rnd, begin, wire + 4 * b,
+                             wire + 4 * nb, stats);
   }
 }
 
 void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst) {
-  if (spec.format != Format::kInt8Block) {
+  if (!internal::IsBlockFormat(spec.format)) {
     if (RawIsDType(spec.format, dst_type)) {
       if (n) std::memcpy(dst, wire, n * DTypeSize(dst_type));
       return;
@@ -364,33 +343,32 @@ void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* 
   }
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
-  const int8_t* codes = reinterpret_cast<const int8_t*>(wire + 4 * nb);
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t s = LoadScale(wire + 4 * (i / B));
-    StoreAs(dst_type, internal::RefDecodeInt8(s, codes[i]), dst, i);
-  }
+  for (size_t i = 0; i < n; ++i)
+    StoreAs(dst_type, DecodeBlockElem(spec.format, wire, nb, B, i), dst, i);
 }
 
 void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
                       const void* local, float* out_f32) {
-  if (spec.format != Format::kInt8Block) {
+  if (!internal::IsBlockFormat(spec.format)) {
     for (size_t i = 0; i < n; ++i)
       out_f32[i] = Sum(internal::LoadAsF32(local_type, local, i), LoadRaw(spec.format, wire, i));
     return;
   }
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
-  const int8_t* codes = reinterpret_cast<const int8_t*>(wire + 4 * nb);
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t s = LoadScale(wire + 4 * (i / B));
-    out_f32[i] =
-        Sum(internal::LoadAsF32(local_type, local, i), internal::RefDecodeInt8(s, codes[i]));
-  }
+  for (size_t i = 0; i < n; ++i)
+    out_f32[i] = Sum(internal::LoadAsF32(local_type, local, i),
+                     DecodeBlockElem(spec.format, wire, nb, B, i));
 }
 
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
                             const void* local, uint8_t* wire_out) {
-  if (spec.format != Format::kInt8Block) {
+  ref::DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, nullptr);
+}
+
+void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
+                            const void* local, uint8_t* wire_out, EncodeStats* stats) {
+  if (!internal::IsBlockFormat(spec.format)) {
     for (size_t i = 0; i < n; ++i) {
       const float sum =
           Sum(internal::LoadAsF32(local_type, local, i), LoadRaw(spec.format, wire_in, i));
@@ -401,14 +379,14 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
   // Each block's sums are produced twice (absmax pass, quantize pass) instead of stored.
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
-  const int8_t* codes_in = reinterpret_cast<const int8_t*>(wire_in + 4 * nb);
-  int8_t* codes_out = reinterpret_cast<int8_t*>(wire_out + 4 * nb);
+  const internal::Rounding rnd = internal::RoundingOf(spec);
   for (size_t b = 0; b < nb; ++b) {
     const size_t begin = b * B;
     const size_t len = std::min(B, n - begin);
-    const SumCtx ctx{local_type, Advance(local_type, local, begin), LoadScale(wire_in + 4 * b),
-                     codes_in + begin};
-    internal::RefEncodeInt8Block(&GetSum, &ctx, len, wire_out + 4 * b, codes_out + begin);
+    const SumCtx ctx{spec.format, local_type, Advance(local_type, local, begin),
+                     LoadScale(wire_in + 4 * b), wire_in + 4 * nb, begin};
+    internal::RefEncodeBlock(spec.format, &GetSum, &ctx, len, rnd, begin, wire_out + 4 * b,
+                             wire_out + 4 * nb, stats);
   }
 }
 

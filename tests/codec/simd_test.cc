@@ -1,6 +1,7 @@
 // Every SIMD target the CPU supports (AvailableTargets) against the scalar reference, bit for
 // bit: encoded bytes and decoded / accumulated values of every kernel, every dtype and every
-// wire format, on sizes that hit every remainder path (0, 1, B-1, B, B+1, primes, ~100k),
+// wire format (int8, int4, fp8 e4m3/e5m2, nearest and stochastic rounding, with and without
+// telemetry, whose stats must match too), on sizes that hit every remainder path (0, 1, B-1, B, B+1, primes, ~100k),
 // random block sizes (including ones longer than the fused kernel's stack tile), and data
 // with NaN/Inf, all-zero, tiny, huge (overflowing sums) and wide-dynamic-range blocks.
 #include <gtest/gtest.h>
@@ -149,6 +150,107 @@ TEST_P(PerTarget, Int8DecodeOfArbitraryWireMatchesReference) {
   ref::DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_ref.data());
   DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_simd.data());
   ASSERT_EQ(f_ref, f_simd);
+}
+
+// Every block format (int4, e4m3, e5m2; int8 and int4 also with stochastic rounding) and the
+// telemetry of the encoding kernels, against the reference on every target.
+TEST_P(PerTarget, BlockFormatsMatchReference) {
+  std::mt19937 rng(uint32_t(GetParam() * 13 + 5));
+  std::uniform_int_distribution<size_t> bpick(0, std::size(kBlocks) - 1);
+  struct Case {
+    Format f;
+    uint8_t rounding;
+  };
+  const Case cases[] = {{Format::kInt4Block, kRoundNearestEven},
+                        {Format::kFp8E4M3Block, kRoundNearestEven},
+                        {Format::kFp8E5M2Block, kRoundNearestEven},
+                        {Format::kInt8Block, kRoundStochastic},
+                        {Format::kInt4Block, kRoundStochastic}};
+  for (const Case& c : cases) {
+    for (int round = 0; round < 2; ++round) {
+      const uint32_t B = round == 0 ? 64 : kBlocks[bpick(rng)];
+      const WireSpec spec{c.f, B, c.rounding, rng(), rng(), (uint64_t(rng()) << 32) - 77};
+      for (size_t n : {size_t(0), size_t(1), size_t(B - 1), size_t(B), size_t(B + 1),
+                       size_t(2 * B + 3), size_t(1009), size_t(20011)}) {
+        for (DType t : kDTypes) {
+          SCOPED_TRACE(Where(GetParam(), B, n, t) + " " + FormatName(c.f) +
+                       (c.rounding ? " stochastic" : ""));
+          const std::vector<uint8_t> src = MakeData(t, n, B, rng);
+          const std::vector<uint8_t> local = MakeData(t, n, B, rng);
+          const size_t wb = WireBytes(spec, n);
+          std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd = w_ref;
+          ref::Encode(spec, t, src.data(), n, w_ref.data());
+          Encode(spec, t, src.data(), n, w_simd.data());
+          ASSERT_EQ(w_ref, w_simd) << "Encode";
+          EncodeStats s_ref, s_simd;
+          std::vector<uint8_t> w2 = w_ref;
+          ref::Encode(spec, t, src.data(), n, w2.data(), &s_ref);
+          Encode(spec, t, src.data(), n, w_simd.data(), &s_simd);
+          ASSERT_EQ(w2, w_simd) << "Encode with stats";
+          ASSERT_EQ(s_ref.clipped, s_simd.clipped);
+          ASSERT_EQ(s_ref.sum_sq_err_est, s_simd.sum_sq_err_est);
+          ASSERT_EQ(s_ref.max_abs_err_est, s_simd.max_abs_err_est);
+          for (DType d : kDTypes) {
+            std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
+            ref::Decode(spec, w_ref.data(), n, d, y_ref.data());
+            Decode(spec, w_ref.data(), n, d, y_simd.data());
+            ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
+          }
+          std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
+          ref::DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_ref.data());
+          DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_simd.data());
+          ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecAcc";
+          std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
+          EncodeStats d_ref, d_simd;
+          ref::DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_ref.data(),
+                                      &d_ref);
+          DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_simd.data(), &d_simd);
+          ASSERT_EQ(f_ref, f_simd) << "DecAccEnc";
+          ASSERT_EQ(d_ref.clipped, d_simd.clipped);
+          ASSERT_EQ(d_ref.sum_sq_err_est, d_simd.sum_sq_err_est);
+          ASSERT_EQ(d_ref.max_abs_err_est, d_simd.max_abs_err_est);
+          std::vector<uint8_t> f_plain = f_ref;
+          DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_plain.data());
+          ASSERT_EQ(f_ref, f_plain) << "DecAccEnc without stats";
+        }
+      }
+    }
+  }
+}
+
+TEST_P(PerTarget, BlockFormatsDecodeArbitraryWire) {
+  // Random codes (NaN/Inf codes in unflagged blocks too) and random scales, flagged or not.
+  std::mt19937 rng(uint32_t(GetParam() + 7));
+  for (Format f : {Format::kInt4Block, Format::kFp8E4M3Block, Format::kFp8E5M2Block}) {
+    const uint32_t B = 64;
+    const size_t n = 64 * 30 + 13;
+    const WireSpec spec{f, B};
+    std::vector<uint8_t> w(WireBytes(spec, n));
+    for (uint8_t& b : w) b = uint8_t(rng());
+    std::uniform_real_distribution<float> ud(0.0f, 10.0f);
+    for (size_t b = 0; b < (n + B - 1) / B; ++b) {
+      uint32_t s = std::bit_cast<uint32_t>(std::ldexp(ud(rng), int(rng() % 60) - 30));
+      if (b % 5 == 4) s = 0;
+      if (b % 3 == 0) s |= 0x80000000u;
+      std::memcpy(w.data() + 4 * b, &s, 4);
+    }
+    std::vector<float> local(n);
+    for (float& v : local) v = ud(rng);
+    for (DType d : kDTypes) {
+      std::vector<uint8_t> y_ref(n * DTypeSize(d)), y_simd(y_ref.size());
+      ref::Decode(spec, w.data(), n, d, y_ref.data());
+      Decode(spec, w.data(), n, d, y_simd.data());
+      ASSERT_EQ(y_ref, y_simd) << FormatName(f) << " " << DTypeName(d);
+    }
+    std::vector<float> a_ref(n), a_simd(n);
+    ref::DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_ref.data());
+    DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_simd.data());
+    ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * n)) << FormatName(f);
+    std::vector<uint8_t> f_ref(w.size()), f_simd(w.size());
+    ref::DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_ref.data());
+    DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_simd.data());
+    ASSERT_EQ(f_ref, f_simd) << FormatName(f);
+  }
 }
 
 TEST_P(PerTarget, RawKernelsMatchReference) {

@@ -1,0 +1,209 @@
+// equarx codec — SIMD kernels of the block-scaled fp8 formats: kFp8E4M3Block, kFp8E5M2Block.
+//
+// Highway foreach_target translation unit; the pipeline is codec/block_simd-inl.h, this file
+// gives the code ops of the two formats (one code byte per element, sign | magnitude):
+//   encode  y = x * inv with |y| <= Q (up to an ulp); |y| is first clamped to Q (the integer min
+//           of the bit patterns; rounding is monotonic and Q is on the grid, so this is the
+//           saturation), then rounded to nearest even with integer arithmetic: normal results
+//           (abs + rebias + half - 1 + odd) >> dropped bits, subnormal results by the exact
+//           add |y| + 2^(1 - bias - mbits + 23) in f32 (whose ulp is the narrow subnormal unit).
+//           A zero magnitude keeps no sign (the code 0x00).
+//   decode  the code widened exactly to f32 times s; e4m3 0x7F/0xFF and e5m2 NaN codes give
+//           the canonical NaN, e5m2 0x7C/0xFC give ±Inf (never Inf * s, which is NaN at s = 0).
+// Flagged blocks (NaN/Inf inside) are encoded and decoded by the reference, as for int8. The
+// fp8 formats always round to nearest even (WireSpec::rounding is ignored).
+#include <cstring>
+
+#include "codec/codec.h"
+#include "codec/internal.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "codec/fp8_block.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "codec/block_simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace equarx::codec {
+namespace HWY_NAMESPACE {
+namespace {
+
+// fp8 code (i32 lanes 0..255) of finite y, magnitude saturated at kSatBits (the f32 bits of Q).
+template <int kBias, int kM, uint32_t kSatBits>
+HWY_INLINE VI Fp8Round(VF y) {
+  const DF df;
+  const DI di;
+  const DU du;
+  constexpr int kDrop = 23 - kM;
+  const VU b = hn::BitCast(du, y);
+  const VI absi = hn::Min(hn::BitCast(di, hn::And(b, hn::Set(du, 0x7FFFFFFFu))),
+                          hn::Set(di, int32_t(kSatBits)));
+  const VU abs = hn::BitCast(du, absi);
+  const VU odd = hn::And(hn::ShiftRight<kDrop>(abs), hn::Set(du, 1u));
+  const VU bias =
+      hn::Set(du, uint32_t(int32_t(kBias - 127) * (1 << 23)) + ((1u << (kDrop - 1)) - 1));
+  const VU normal = hn::ShiftRight<kDrop>(hn::Add(hn::Add(abs, bias), odd));
+  const VF magic = hn::BitCast(df, hn::Set(du, uint32_t((127 - kBias) + kDrop + 1) << 23));
+  const VU sub =
+      hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, abs), magic)), hn::BitCast(du, magic));
+  const auto is_sub = absi < hn::Set(di, int32_t(uint32_t(127 - kBias + 1) << 23));
+  const VU mag = hn::IfThenElse(hn::RebindMask(du, is_sub), sub, normal);
+  const VU sign = hn::And(hn::ShiftRight<24>(b), hn::Set(du, 0x80u));
+  const VU code = hn::IfThenZeroElse(hn::Eq(mag, hn::Zero(du)), hn::Or(mag, sign));
+  return hn::BitCast(di, code);
+}
+
+struct Fp8Base {
+  static constexpr uint32_t kTinyBits = 0x08800000u;  // bits of 2^-110
+  static constexpr bool kFixedBlocks = false;
+  static HWY_INLINE void Store(VI q, uint8_t* codes, size_t i) {
+    hn::StoreU(hn::DemoteTo(DU8(), q), DU8(), codes + i);
+  }
+  static HWY_INLINE VI Load(const uint8_t* codes, size_t i) {
+    return hn::BitCast(DI(), hn::PromoteTo(DU(), hn::LoadU(DU8(), codes + i)));
+  }
+  static HWY_INLINE void Zero(uint8_t* codes, size_t first, size_t len) {
+    std::memset(codes + first, 0, len);
+  }
+  template <class Load>
+  static HWY_INLINE void QuantizeBlock(Load, VF, size_t, uint8_t*, size_t, size_t*) {}
+};
+
+struct E4M3Fmt : Fp8Base {
+  static constexpr Format kFormat = Format::kFp8E4M3Block;
+  static constexpr float kQ = 448.0f;
+  static HWY_INLINE VI Round(VF y) { return Fp8Round<7, 3, 0x43E00000u>(y); }
+  static HWY_INLINE VI RoundSR(VF y, VF) { return Round(y); }
+  static HWY_INLINE VF Decode(VI q, VF vs) {
+    const DF df;
+    const DI di;
+    const DU du;
+    const VU c = hn::BitCast(du, q);
+    const VU sign = hn::ShiftLeft<24>(hn::And(c, hn::Set(du, 0x80u)));
+    const VU em = hn::And(c, hn::Set(du, 0x7Fu));
+    const VI emi = hn::BitCast(di, em);
+    const VU normal = hn::Add(hn::ShiftLeft<20>(em), hn::Set(du, (127u - 7u) << 23));
+    const VU sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, emi), hn::Set(df, 0x1p-9f)));
+    const VU mag = hn::IfThenElse(hn::RebindMask(du, emi < hn::Set(di, 8)), sub, normal);
+    const VF v = hn::Mul(hn::BitCast(df, hn::Or(mag, sign)), vs);
+    const auto nan = hn::RebindMask(df, hn::Eq(emi, hn::Set(di, 0x7F)));
+    return hn::IfThenElse(nan, hn::BitCast(df, hn::Set(du, kCanonicalNaN)), v);
+  }
+};
+
+struct E5M2Fmt : Fp8Base {
+  static constexpr Format kFormat = Format::kFp8E5M2Block;
+  static constexpr float kQ = 57344.0f;
+  static HWY_INLINE VI Round(VF y) { return Fp8Round<15, 2, 0x47600000u>(y); }
+  static HWY_INLINE VI RoundSR(VF y, VF) { return Round(y); }
+  static HWY_INLINE VF Decode(VI q, VF vs) {
+    const DF df;
+    const DI di;
+    const DU du;
+    const VU c = hn::BitCast(du, q);
+    const VU sign = hn::ShiftLeft<24>(hn::And(c, hn::Set(du, 0x80u)));
+    const VU em = hn::And(c, hn::Set(du, 0x7Fu));  // as f16 bits: em << 8 (exponent < 31 here)
+    const VI emi = hn::BitCast(di, em);
+    const VU normal = hn::Add(hn::ShiftLeft<21>(em), hn::Set(du, (127u - 15u) << 23));
+    const VU sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, emi), hn::Set(df, 0x1p-16f)));
+    const VU mag = hn::IfThenElse(hn::RebindMask(du, emi < hn::Set(di, 4)), sub, normal);
+    VF v = hn::Mul(hn::BitCast(df, hn::Or(mag, sign)), vs);
+    const VF inf = hn::BitCast(df, hn::Or(sign, hn::Set(du, kInfBits)));
+    v = hn::IfThenElse(hn::RebindMask(df, hn::Eq(emi, hn::Set(di, 0x7C))), inf, v);
+    const auto nan = hn::RebindMask(df, emi > hn::Set(di, 0x7C));
+    return hn::IfThenElse(nan, hn::BitCast(df, hn::Set(du, kCanonicalNaN)), v);
+  }
+};
+
+template <class F>
+void EncodeF(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+             EncodeStats* stats) {
+  const Opt o{internal::RoundingOf(spec), stats};
+  const bool opt = stats != nullptr;
+  const size_t B = spec.block;
+  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, wire, opt ? &o : nullptr);
+}
+
+template <class F>
+void DecodeAccumulateEncodeF(const WireSpec& spec, const uint8_t* wire_in, size_t n, DType t,
+                             const void* local, uint8_t* wire_out, EncodeStats* stats) {
+  const Opt o{internal::RoundingOf(spec), stats};
+  const bool opt = stats != nullptr;
+  const size_t B = spec.block;
+  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B, local, wire_out,
+                      opt ? &o : nullptr);
+}
+
+template <class F>
+void DecodeAccumulateF(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                       const void* local, float* out) {
+  const size_t B = spec.block;
+  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, local, out);
+}
+
+}  // namespace
+
+// ---- Kernels (dispatched) ----------------------------------------------------------------
+
+void Fp8EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+                   EncodeStats* stats) {
+  if (spec.format == Format::kFp8E5M2Block)
+    return EncodeF<E5M2Fmt>(spec, t, src, n, wire, stats);
+  EncodeF<E4M3Fmt>(spec, t, src, n, wire, stats);
+}
+
+void Fp8DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
+  if (spec.format == Format::kFp8E5M2Block) return DecodeT<E5M2Fmt>(wire, n, spec.block, t, dst);
+  DecodeT<E4M3Fmt>(wire, n, spec.block, t, dst);
+}
+
+void Fp8DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                             const void* local, float* out) {
+  if (spec.format == Format::kFp8E5M2Block)
+    return DecodeAccumulateF<E5M2Fmt>(spec, wire, n, t, local, out);
+  DecodeAccumulateF<E4M3Fmt>(spec, wire, n, t, local, out);
+}
+
+void Fp8DecodeAccumulateEncodeImpl(const WireSpec& spec, const uint8_t* wire_in, size_t n,
+                                   DType t, const void* local, uint8_t* wire_out,
+                                   EncodeStats* stats) {
+  if (spec.format == Format::kFp8E5M2Block)
+    return DecodeAccumulateEncodeF<E5M2Fmt>(spec, wire_in, n, t, local, wire_out, stats);
+  DecodeAccumulateEncodeF<E4M3Fmt>(spec, wire_in, n, t, local, wire_out, stats);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace equarx::codec
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace equarx::codec {
+
+HWY_EXPORT(Fp8EncodeImpl);
+HWY_EXPORT(Fp8DecodeImpl);
+HWY_EXPORT(Fp8DecodeAccumulateImpl);
+HWY_EXPORT(Fp8DecodeAccumulateEncodeImpl);
+
+namespace internal {
+// Entry points for dispatch.cc.
+void Fp8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+               EncodeStats* stats) {
+  HWY_DYNAMIC_DISPATCH(Fp8EncodeImpl)(spec, t, src, n, wire, stats);
+}
+void Fp8Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
+  HWY_DYNAMIC_DISPATCH(Fp8DecodeImpl)(spec, wire, n, t, dst);
+}
+void Fp8DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                         const void* local, float* out) {
+  HWY_DYNAMIC_DISPATCH(Fp8DecodeAccumulateImpl)(spec, wire, n, t, local, out);
+}
+void Fp8DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
+                               DType t, const void* local, uint8_t* wire_out,
+                               EncodeStats* stats) {
+  HWY_DYNAMIC_DISPATCH(Fp8DecodeAccumulateEncodeImpl)(spec, wire_in, n, t, local, wire_out,
+                                                      stats);
+}
+}  // namespace internal
+
+}  // namespace equarx::codec
+#endif  // HWY_ONCE

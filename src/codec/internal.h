@@ -1,0 +1,164 @@
+// equarx codec — declarations private to src/codec (never included outside it).
+//
+// The translation units of the codec call each other through these: reference.cc and
+// reference_block.cc (the scalar specification, also used by the SIMD units for tails and for
+// the rare blocks holding NaN/Inf, so those are identical by definition), int8_block.cc
+// int4_block.cc, fp8_block.cc (e4m3 + e5m2) and raw.cc (SIMD, Highway foreach_target units)
+// and dispatch.cc (the public entry points). Also here, inline so that the reference and every
+// SIMD target share one definition: the parameters of each block format, the counter-based
+// hash of stochastic rounding and the per-block telemetry model.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "codec/codec.h"
+
+namespace equarx::codec::internal {
+
+// ---- reference.cc ----------------------------------------------------------------------------
+using ElemFn = float (*)(const void* ctx, size_t j);
+/// Element i of an array of dtype t, widened exactly to f32.
+float LoadAsF32(DType t, const void* p, size_t i);
+/// Rounds the magnitude bits `abs` of a finite f32 to a binary float with exponent bias
+/// `bias` and `mbits` mantissa bits (subnormals included), to nearest even. Returns the
+/// magnitude code; a result >= (he_over << mbits) (he_over: the first biased exponent past
+/// the largest finite binade) means it overflowed the finite range.
+uint32_t RoundToNarrow(uint32_t abs, int bias, int mbits, int he_over);
+
+// ---- Block formats -------------------------------------------------------------------------
+inline bool IsBlockFormat(Format f) {
+  return f == Format::kInt8Block || f == Format::kInt4Block || f == Format::kFp8E4M3Block ||
+         f == Format::kFp8E5M2Block;
+}
+inline bool IsIntBlockFormat(Format f) {
+  return f == Format::kInt8Block || f == Format::kInt4Block;
+}
+
+/// Scale rules of a block format: s = a / Q, inv = Q / a with Q = q (or q_flag in a block
+/// holding NaN/Inf), both zero when a < tiny. step = the spacing of the code grid at the top
+/// of the range, in units of s (1 for the integer formats), for the telemetry model.
+struct BlockParams {
+  float q, q_flag, tiny, step;
+};
+inline BlockParams ParamsOf(Format f) {
+  switch (f) {
+    case Format::kInt4Block: return {7.0f, 6.0f, 0x1p-120f, 1.0f};
+    case Format::kFp8E4M3Block: return {448.0f, 416.0f, 0x1p-110f, 32.0f};
+    case Format::kFp8E5M2Block: return {57344.0f, 57344.0f, 0x1p-110f, 8192.0f};
+    default: return {127.0f, 126.0f, 0x1p-120f, 1.0f};
+  }
+}
+
+/// Bytes of the code part of a segment of n elements (after the nb scales).
+inline size_t CodeBytes(Format f, size_t n) { return f == Format::kInt4Block ? (n + 1) / 2 : n; }
+
+// ---- Stochastic rounding: counter-based random bits -----------------------------------------
+inline uint64_t Mix64(uint64_t z) {  // the splitmix64 finaliser
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+inline uint32_t Mix32(uint32_t h) {  // "lowbias32" (a bijection of 32-bit words)
+  h ^= h >> 16;
+  h *= 0x7FEB352Du;
+  h ^= h >> 15;
+  h *= 0x846CA68Bu;
+  h ^= h >> 16;
+  return h;
+}
+
+/// What the kernels need to round one segment: stochastic or not, the 64-bit key derived from
+/// (seed, stream) and the absolute index of the segment's first element.
+struct Rounding {
+  bool stochastic = false;
+  uint32_t k0 = 0, k1 = 0;
+  uint64_t offset = 0;
+};
+inline Rounding RoundingOf(const WireSpec& spec) {
+  Rounding r;
+  r.stochastic = spec.rounding == kRoundStochastic && IsIntBlockFormat(spec.format);
+  const uint64_t key = Mix64(spec.seed ^ Mix64(spec.stream ^ 0x9E3779B97F4A7C15ull));
+  r.k0 = uint32_t(key);
+  r.k1 = uint32_t(key >> 32);
+  r.offset = spec.offset;
+  return r;
+}
+/// The 32 random bits of absolute element index i.
+inline uint32_t HashBits(const Rounding& r, uint64_t i) {
+  return Mix32(Mix32(uint32_t(i) ^ r.k0) ^ uint32_t(i >> 32) ^ r.k1);
+}
+/// u in [0, 1): the top 24 bits of the hash times 2^-24 (exact in f32).
+inline float Uniform(uint32_t h) { return float(h >> 8) * 0x1p-24f; }
+
+// ---- Telemetry model (one update per block) ---------------------------------------------------
+/// Adds one block's estimates: flushed (a < tiny) blocks contribute error a per element
+/// (uniform model a^2/3); otherwise e = step * |s| is the code spacing at the top of the range
+/// and each element contributes e^2/12 (nearest) or e^2/6 (stochastic), max error e/2 or e.
+inline void AddBlockStats(EncodeStats* st, Format f, bool stochastic, float s_abs, float a,
+                          size_t len) {
+  const BlockParams p = ParamsOf(f);
+  if (a < p.tiny) {
+    if (a > st->max_abs_err_est) st->max_abs_err_est = a;
+    st->sum_sq_err_est += double(len) * double(a) * double(a) / 3.0;
+    return;
+  }
+  const float e = p.step * s_abs;
+  const float m = stochastic ? e : 0.5f * e;
+  if (m > st->max_abs_err_est) st->max_abs_err_est = m;
+  st->sum_sq_err_est += double(len) * double(e) * double(e) / (stochastic ? 6.0 : 12.0);
+}
+
+// ---- reference_block.cc: the block formats, element by element --------------------------------
+/// Code of a finite element: y = x * inv already formed; u in [0, 1) used when stochastic.
+/// int8/int4: the signed integer; fp8: the code byte (sign | magnitude, -0 stored as 0x00).
+int32_t RefQuantize(Format f, float y, bool flagged, bool stochastic, float u);
+/// Code of a non-finite element (+Inf, -Inf, NaN), possible only in a flagged block.
+int32_t RefSpecialCode(Format f, float x);
+/// Decoded value of code (low bits as stored) in a block with these scale bits.
+float RefDecodeCode(Format f, uint32_t scale_bits, uint32_t code);
+/// Code i of a segment's code part (int4: the sign-extended nibble) / store it. Int4 stores
+/// must run in increasing i: an even i writes its byte (high nibble 0), an odd i ORs into it.
+int32_t LoadCode(Format f, const uint8_t* codes, size_t i);
+void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code);
+/// Encodes one block (len elements given by get(ctx, j)) whose first element is element
+/// `first` of its segment: writes its scale and codes first..first+len-1; adds to *stats
+/// (when non-null) the clip count and the block's estimates.
+void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rounding& rnd,
+                    size_t first, uint8_t* scale_le, uint8_t* codes, EncodeStats* stats);
+
+// ---- SIMD units (int8_block.cc, int4_block.cc, fp8_block.cc: e4m3/e5m2, raw.cc) ---------------
+void Int8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+                EncodeStats* stats);
+void Int8Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst);
+void Int8DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                          const void* local, float* out);
+void Int8DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
+                                DType t, const void* local, uint8_t* wire_out,
+                                EncodeStats* stats);
+void Int4Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+                EncodeStats* stats);
+void Int4Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst);
+void Int4DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                          const void* local, float* out);
+void Int4DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
+                                DType t, const void* local, uint8_t* wire_out,
+                                EncodeStats* stats);
+void Fp8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+               EncodeStats* stats);
+void Fp8Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst);
+void Fp8DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                         const void* local, float* out);
+void Fp8DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
+                               DType t, const void* local, uint8_t* wire_out,
+                               EncodeStats* stats);
+int64_t DispatchedTarget();
+void RawEncode(Format f, DType src_type, const void* src, size_t n, uint8_t* wire);
+void RawDecode(Format f, const uint8_t* wire, size_t n, DType dst_type, void* dst);
+void RawDecodeAccumulate(Format f, const uint8_t* wire, size_t n, DType local_type,
+                         const void* local, float* out);
+void RawDecodeAccumulateEncode(Format f, const uint8_t* wire_in, size_t n, DType local_type,
+                               const void* local, uint8_t* wire_out);
+void ConvertDtypes(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
+
+}  // namespace equarx::codec::internal

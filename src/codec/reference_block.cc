@@ -1,0 +1,176 @@
+// equarx codec — scalar reference of the block-scaled formats (int8, int4, fp8 e4m3, fp8 e5m2),
+// element by element: the executable specification of docs/wire_format.md.
+//
+// One block: a = max |x| over its finite elements; flagged = it holds NaN/Inf; Q = q or q_flag
+// (internal::ParamsOf); a < tiny -> s = inv = 0, else s = a / Q and inv = Q / a (one f32
+// division each). A finite x is coded from y = x * inv (one f32 multiply):
+//   int8 / int4  nearest: clamp(roundeven(y), -Q, Q); stochastic: clamp(floor(y + u), -Q, Q)
+//                with u from the counter-based hash of the element's absolute index.
+//   e4m3         y rounded to nearest even on the e4m3 grid, saturating at Q (0x7E = 448, or
+//                0x7D = 416 in a flagged block); e5m2 likewise at 0x7B = 57344.
+//   A code that means -0 is stored as +0 (0x00), so encoder-made wires decode to +0 only.
+// Non-finite elements get the reserved codes (RefSpecialCode). The stored scale is bits(s) with
+// the sign bit set in a flagged block. The SIMD kernels call RefEncodeBlock for flagged blocks
+// and RefQuantize / RefDecodeCode for element tails.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "codec/internal.h"
+
+namespace equarx::codec::internal {
+namespace {
+
+constexpr uint32_t kAbsMask = 0x7FFFFFFFu;
+constexpr uint32_t kInfBits = 0x7F800000u;
+constexpr uint32_t kQuietNaN = 0x7FC00000u;
+
+uint32_t BitsOf(float f) { return std::bit_cast<uint32_t>(f); }
+float FloatOf(uint32_t u) { return std::bit_cast<float>(u); }
+
+// The fp8 code of finite y: sign | min(round(|y|), sat); a zero magnitude keeps no sign.
+int32_t Fp8Code(float y, int bias, int mbits, int he_over, uint32_t sat) {
+  const uint32_t b = BitsOf(y);
+  uint32_t mag = RoundToNarrow(b & kAbsMask, bias, mbits, he_over);
+  mag = std::min(mag, sat);
+  if (mag == 0) return 0;
+  return int32_t(((b >> 24) & 0x80u) | mag);
+}
+
+}  // namespace
+
+int32_t RefQuantize(Format f, float y, bool flagged, bool stochastic, float u) {
+  const BlockParams p = ParamsOf(f);
+  switch (f) {
+    case Format::kFp8E4M3Block: return Fp8Code(y, 7, 3, 16, flagged ? 0x7Du : 0x7Eu);
+    case Format::kFp8E5M2Block: return Fp8Code(y, 15, 2, 31, 0x7Bu);
+    default: {
+      const float q_max = flagged ? p.q_flag : p.q;
+      float r;
+      if (stochastic) {
+        const float t = y + u;  // one f32 add
+        r = std::floor(t);
+      } else {
+        r = std::nearbyint(y);  // round to nearest even (default rounding mode)
+      }
+      r = std::fmin(std::fmax(r, -q_max), q_max);
+      return int32_t(r);
+    }
+  }
+}
+
+int32_t RefSpecialCode(Format f, float x) {
+  const bool nan = std::isnan(x);
+  const bool neg = !nan && x < 0;
+  switch (f) {
+    case Format::kInt4Block: return nan ? -8 : (neg ? -7 : 7);
+    case Format::kFp8E4M3Block: return nan ? 0x7F : (neg ? 0xFE : 0x7E);
+    case Format::kFp8E5M2Block: return nan ? 0x7F : (neg ? 0xFC : 0x7C);
+    default: return nan ? -128 : (neg ? -127 : 127);
+  }
+}
+
+float RefDecodeCode(Format f, uint32_t scale_bits, uint32_t code) {
+  const bool flagged = (scale_bits & 0x80000000u) != 0;
+  const float s = FloatOf(scale_bits & kAbsMask);
+  const float inf = FloatOf(kInfBits), nan = FloatOf(kQuietNaN);
+  switch (f) {
+    case Format::kFp8E4M3Block: {
+      const uint32_t mag = code & 0x7Fu;
+      if (mag == 0x7Fu) return nan;
+      if (flagged && mag == 0x7Eu) return (code & 0x80u) ? -inf : inf;
+      return ref::E4M3ToF32(uint8_t(code)) * s;
+    }
+    case Format::kFp8E5M2Block: {
+      const uint32_t mag = code & 0x7Fu;
+      if (mag > 0x7Cu) return nan;
+      if (mag == 0x7Cu) return (code & 0x80u) ? -inf : inf;
+      return ref::E5M2ToF32(uint8_t(code)) * s;
+    }
+    case Format::kInt4Block: {
+      const int32_t q = int32_t((code & 0xFu) ^ 0x8u) - 8;  // sign-extended nibble
+      if (flagged) {
+        if (q == 7) return inf;
+        if (q == -7) return -inf;
+        if (q == -8) return nan;
+      }
+      return float(q) * s;
+    }
+    default: {
+      const int32_t q = int8_t(uint8_t(code));
+      if (flagged) {
+        if (q == 127) return inf;
+        if (q == -127) return -inf;
+        if (q == -128) return nan;
+      }
+      return float(q) * s;
+    }
+  }
+}
+
+int32_t LoadCode(Format f, const uint8_t* codes, size_t i) {
+  if (f == Format::kInt4Block) {
+    const uint32_t nib = (codes[i / 2] >> (4 * (i & 1))) & 0xFu;
+    return int32_t(nib ^ 0x8u) - 8;
+  }
+  if (f == Format::kInt8Block) return int8_t(codes[i]);
+  return codes[i];
+}
+
+void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code) {
+  if (f == Format::kInt4Block) {
+    const uint8_t nib = uint8_t(code & 0xF);
+    if (i & 1) {
+      codes[i / 2] = uint8_t(codes[i / 2] | (nib << 4));
+    } else {
+      codes[i / 2] = nib;
+    }
+    return;
+  }
+  codes[i] = uint8_t(code);
+}
+
+void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rounding& rnd,
+                    size_t first, uint8_t* scale_le, uint8_t* codes, EncodeStats* stats) {
+  float a = 0.0f;
+  bool nonfinite = false;
+  for (size_t j = 0; j < len; ++j) {
+    const float x = get(ctx, j);
+    if (std::isfinite(x)) {
+      a = std::fmax(a, std::fabs(x));
+    } else {
+      nonfinite = true;
+    }
+  }
+  const BlockParams p = ParamsOf(f);
+  const float q_max = nonfinite ? p.q_flag : p.q;
+  float s = 0.0f, inv = 0.0f;
+  if (!(a < p.tiny)) {
+    s = a / q_max;
+    inv = q_max / a;
+  }
+  const bool sr = rnd.stochastic && IsIntBlockFormat(f);
+  uint64_t clipped = 0;
+  for (size_t j = 0; j < len; ++j) {
+    const float x = get(ctx, j);
+    int32_t q;
+    if (!std::isfinite(x)) {
+      q = RefSpecialCode(f, x);
+    } else {
+      const float y = x * inv;
+      if (std::fabs(y) > q_max) ++clipped;
+      const float u = sr ? Uniform(HashBits(rnd, rnd.offset + first + j)) : 0.0f;
+      q = RefQuantize(f, y, nonfinite, sr, u);
+    }
+    StoreCode(f, codes, first + j, q);
+  }
+  const uint32_t sb = BitsOf(s) | (nonfinite ? 0x80000000u : 0u);
+  std::memcpy(scale_le, &sb, 4);
+  if (stats) {
+    stats->clipped += clipped;
+    AddBlockStats(stats, f, sr, s, a, len);
+  }
+}
+
+}  // namespace equarx::codec::internal
