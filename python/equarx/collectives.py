@@ -1,0 +1,153 @@
+"""equarx.collectives — AllReduce on numpy arrays: an in-process N-rank group and single
+communicators (one rank of an MPI job, from mpi4py).
+
+Options are keyword arguments named as the C++ AllReduceOptions fields: algorithm, phases,
+codec (names from the library's tables: ``equarx.algorithms()`` etc.), block, microshards,
+quantize_min_bytes, f32_partials, timeout_ms, validate, mode. None or absent = the library
+default. The library validates them and its messages come back as equarx.errors exceptions.
+"""
+
+import threading
+
+import numpy as np
+
+from . import _core
+from ._arrays import check_array, dtype_code, in_bytes, out_bytes, to_dtype
+from .codec import convert
+from .errors import InvalidArgumentError, LayoutError, MismatchError, UnsupportedError
+
+
+def canonical_options(**options):
+    """Validates options and returns the canonical text the library uses (for logs, JAX attrs)."""
+    return _core.canonical_options(options)
+
+
+def wire_bytes_per_rank(count, dtype, ranks, **options):
+    """Wire bytes one rank sends for an AllReduce of `count` elements with these options."""
+    return _core.wire_bytes_per_rank(int(count), dtype_code(dtype), int(ranks), options)
+
+
+def _prepare(arrays, dtype):
+    if isinstance(arrays, np.ndarray) or not hasattr(arrays, "__len__"):
+        raise LayoutError("allreduce takes a list of numpy arrays, one per rank")
+    if len(arrays) == 0:
+        raise InvalidArgumentError("allreduce needs at least one array (one per rank)")
+    dt0 = check_array(arrays[0], "arrays[0]")
+    for r, a in enumerate(arrays[1:], 1):
+        dt = check_array(a, f"arrays[{r}]")
+        if dt != dt0:
+            raise MismatchError(f"arrays[{r}] has dtype {dt.name} but arrays[0] has {dt0.name}")
+        if a.shape != arrays[0].shape:
+            raise MismatchError(f"arrays[{r}] has shape {a.shape} but arrays[0] has shape "
+                                f"{arrays[0].shape} (every rank must pass the same shape)")
+    run = dt0 if dtype is None else to_dtype(dtype)
+    if run != dt0:
+        arrays = [convert(a, run) for a in arrays]
+    return list(arrays), run
+
+
+class InProcessGroup:
+    """N ranks that are threads of this process (the library's in-process transport).
+
+    ``allreduce(arrays)`` runs rank r on its own native thread with arrays[r] and returns the
+    N results (bitwise identical by contract). The GIL is released during the call; calls on
+    one group are serialized. Reusing a group reuses its scratch buffers.
+    """
+
+    def __init__(self, ranks):
+        self._g = _core.InProcessGroup(int(ranks))
+        self.last_seconds = 0.0
+        self.last_bytes_sent = []
+
+    @property
+    def size(self):
+        return self._g.size
+
+    def allreduce(self, arrays, *, dtype=None, inplace=False, **options):
+        """Sums the N arrays; returns a list of N arrays (the inputs themselves if inplace).
+
+        dtype: run the AllReduce in this dtype (inputs are converted with round to nearest
+        even first, like equarx-reduce --dtype); default the arrays' dtype.
+        """
+        if len(arrays) != self.size:
+            raise InvalidArgumentError(f"this group has {self.size} ranks but {len(arrays)} arrays were given")
+        arrays, run = _prepare(arrays, dtype)
+        if inplace and dtype is not None and run != arrays[0].dtype:
+            raise InvalidArgumentError("inplace=True cannot change the dtype")
+        outs = arrays if inplace else [np.empty(a.shape, dtype=run) for a in arrays]
+        send = [in_bytes(a) for a in arrays]
+        recv = [out_bytes(o, f"arrays[{r}]") for r, o in enumerate(outs)]
+        self.last_seconds, self.last_bytes_sent = self._g.allreduce(send, recv, dtype_code(run), options)
+        return outs
+
+
+_groups = {}
+_groups_lock = threading.Lock()
+
+
+def allreduce(arrays, *, dtype=None, inplace=False, **options):
+    """In-process AllReduce of a list of N numpy arrays (rank r holds arrays[r]).
+
+    Same numbers as ``equarx-reduce`` on the same inputs and options. Uses a cached
+    InProcessGroup per N (one call at a time per N; use InProcessGroup for more control).
+    """
+    n = len(arrays) if hasattr(arrays, "__len__") and not isinstance(arrays, np.ndarray) else 0
+    if n == 0:
+        _prepare(arrays, dtype)  # raises the right error
+    with _groups_lock:
+        g = _groups.get(n)
+        if g is None:
+            g = _groups[n] = InProcessGroup(n)
+    return g.allreduce(arrays, dtype=dtype, inplace=inplace, **options)
+
+
+class Communicator:
+    """One rank of a group that spans processes (built by from_mpi4py)."""
+
+    def __init__(self, native):
+        self._c = native
+
+    @property
+    def rank(self):
+        return self._c.rank
+
+    @property
+    def size(self):
+        return self._c.size
+
+    @property
+    def bytes_sent(self):
+        return self._c.bytes_sent
+
+    def allreduce(self, x, *, out=None, **options):
+        """Sums `x` over all ranks (every rank calls it with the same shape, dtype, options).
+
+        Returns `out` (a new array if None; `out is x` is in place). Shapes, dtypes and options
+        that differ across ranks fail on every rank with MismatchError (options validate=True).
+        """
+        check_array(x, "x")
+        if out is None:
+            out = np.empty_like(x)
+        else:
+            check_array(out, "out")
+            if out.dtype != x.dtype or out.size != x.size:
+                raise InvalidArgumentError("out must have the dtype and size of x")
+        self._c.allreduce(in_bytes(x), out_bytes(out, "out"), dtype_code(x.dtype), options)
+        return out
+
+
+def from_mpi4py(comm):
+    """A Communicator over an mpi4py communicator (collective: every rank of `comm` calls it).
+
+    The library duplicates the communicator. Needs this build with MPI (equarx.has_mpi) and
+    the same MPI library as mpi4py (Debian's Open MPI here).
+    """
+    if not _core.has_mpi:
+        raise UnsupportedError("this equarx build has no MPI support (built without EQUARX_ENABLE_MPI)")
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise UnsupportedError("from_mpi4py needs mpi4py (pip install mpi4py)") from e
+    if not isinstance(comm, MPI.Comm):
+        raise InvalidArgumentError(f"expected an mpi4py.MPI.Comm, got {type(comm).__name__}")
+    return Communicator(_core.mpi_communicator(MPI._handleof(comm)))

@@ -1,0 +1,116 @@
+"""equarx.jax — EQuARX AllReduce inside JAX programs, as an XLA FFI custom call (CPU).
+
+    import equarx.jax as ejax
+    f = jax.jit(jax.shard_map(lambda x: ejax.psum(x, "tp", algorithm="semi"), mesh=mesh,
+                              in_specs=P("tp"), out_specs=P()))
+
+``psum(x, axis_name, **options)`` is a drop-in for ``jax.lax.psum(x, axis_name)`` inside
+``shard_map`` (or pmap) over host devices of one process (run with
+``XLA_FLAGS=--xla_force_host_platform_device_count=N``). Each device's shard enters the
+custom call ``equarx_psum`` with its rank (``lax.axis_index`` over `axis_name`) and its group
+(the index over the mesh's other manual axes); the ranks of a group meet in an in-process
+equarx group, one per call site, and every device gets a bitwise identical result. Options are
+those of equarx.allreduce (algorithm, phases, codec, block, ...); ``algorithm="ring"`` is the
+unquantized ring (matches lax.psum up to float summation order).
+
+Limits: CPU backend only (other backends raise UnsupportedError when traced); float32,
+bfloat16, float16; not differentiable (no JVP rule); one process (use equarx.from_mpi4py for
+multi-process jobs). Each traced call site keeps its communicators until
+``release_groups()``.
+"""
+
+import itertools
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from . import _core
+from .collectives import allreduce
+from .errors import DTypeError, UnsupportedError
+
+TARGET = "equarx_psum"
+_registered = False
+_lock = threading.Lock()
+_sites = itertools.count(1)
+_DTYPES = (jnp.float32, jnp.bfloat16, jnp.float16)
+
+
+def _register():
+    global _registered
+    with _lock:
+        if _registered:
+            return
+        if not _core.has_xla_ffi:
+            raise UnsupportedError(
+                "this equarx build has no XLA FFI handler (jaxlib headers were not found when it "
+                "was built); install jaxlib first, then reinstall equarx")
+        jax.ffi.register_ffi_target(TARGET, _core.xla_psum_handler(), platform="cpu")
+        _registered = True
+
+
+def _check_backend():
+    backend = jax.default_backend()
+    if backend != "cpu":
+        raise UnsupportedError(
+            f"equarx.jax.psum runs on the CPU backend only (host devices); the default backend "
+            f"is {backend!r}. Use jax.lax.psum there, or run with JAX_PLATFORMS=cpu.")
+
+
+def _axes(axis_name):
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _group_index(axes):
+    """Index of this device's group: its position over the manual mesh axes not reduced."""
+    try:
+        mesh = jax.sharding.get_abstract_mesh()
+        names = tuple(getattr(mesh, "manual_axes", None) or mesh.axis_names)
+    except Exception:  # pmap, or an older JAX without abstract meshes
+        names = ()
+    others = tuple(a for a in names if a not in axes)
+    if not others:
+        return jnp.int32(0)
+    return lax.axis_index(others).astype(jnp.int32)
+
+
+_valid_texts = set()
+
+
+def _validated(options):
+    """Canonical option text, after the library checked the options on a 1-rank call."""
+    text = _core.canonical_options(options)
+    if text not in _valid_texts:
+        allreduce([np.zeros(1, np.float32)], **options)
+        _valid_texts.add(text)
+    return text
+
+
+def psum(x, axis_name, **options):
+    """Sum of `x` over the devices of `axis_name` (a name or tuple of names), with equarx.
+
+    Must run inside shard_map/pmap over CPU devices of this process. Returns an array of x's
+    shape and dtype, bitwise identical on every device of the group.
+    """
+    _check_backend()
+    _register()
+    x = jnp.asarray(x)
+    if x.dtype not in [jnp.dtype(d) for d in _DTYPES]:
+        raise DTypeError(f"equarx.jax.psum takes float32, bfloat16 or float16, got {x.dtype}")
+    axes = _axes(axis_name)
+    size = int(lax.axis_size(axes))
+    text = _validated(options)  # bad options raise here, at trace time, with the library's message
+    where = jnp.stack([lax.axis_index(axes).astype(jnp.int32), _group_index(axes)])
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype))
+    return call(x, where, site=np.int64(next(_sites)), size=np.int64(size), options=text)
+
+
+def release_groups():
+    """Frees the communicators of every psum call site (do not call while one is running)."""
+    if _core.has_xla_ffi:
+        _core.xla_release_groups()
+
+
+__all__ = ["psum", "release_groups", "TARGET"]

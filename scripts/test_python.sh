@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds and tests the equarx Python package: creates the project-local virtual environment
+# .venv/ (gitignored; shared with scripts/fetch_model.sh) if missing, installs the test and
+# build requirements from PyPI once, (re)builds equarx with `pip install --no-build-isolation`
+# (incremental: the CMake tree stays in build/python/), then runs pytest on tests/python.
+# Idempotent; a re-run with nothing changed takes seconds. Exit status is pytest's, except that
+# "no tests collected" (pytest's 5) is an error here (1).
+#   scripts/test_python.sh [PYTEST_ARGS...]
+# Environment: EQUARX_VENV (default .venv), EQUARX_PY_JOBS (build parallelism, default 2),
+# EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than skip when build/release tools are absent
+# (set by default when CI=true).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="${EQUARX_VENV:-$ROOT/.venv}"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY="$(command -v python3)"
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+VPY="$VENV/bin/python"
+
+# Requirements, installed once (the stamp records the list; change it to reinstall).
+REQS="pytest numpy ml_dtypes nanobind>=2.0 scikit-build-core>=0.10 jax mpi4py"
+STAMP="$VENV/.equarx-test-reqs"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$REQS" ]; then
+  # shellcheck disable=SC2086
+  "$VPY" -m pip install -q $REQS
+  echo "$REQS" > "$STAMP"
+fi
+
+# Rebuild only when a source of the extension or the library changed since the last install.
+BSTAMP="$VENV/.equarx-build-stamp"
+if [ ! -f "$BSTAMP" ] || [ -n "$(find python/equarx python/CMakeLists.txt pyproject.toml src include CMakeLists.txt \
+      -newer "$BSTAMP" -type f -print -quit 2>/dev/null)" ] || ! "$VPY" -c "import equarx" 2>/dev/null; then
+  touch "$BSTAMP.new"
+  CMAKE_BUILD_PARALLEL_LEVEL="${EQUARX_PY_JOBS:-2}" "$VPY" -m pip install -q --no-build-isolation --no-deps .
+  mv "$BSTAMP.new" "$BSTAMP"
+fi
+
+if [ "${CI:-}" = "true" ]; then export EQUARX_REQUIRE_TOOLS="${EQUARX_REQUIRE_TOOLS:-1}"; fi
+set +e
+"$VPY" -m pytest -q tests/python "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "test_python.sh: pytest collected no tests" >&2
+  exit 1
+fi
+exit "$rc"

@@ -1,0 +1,68 @@
+"""Child process of test_jax.py: runs equarx.jax.psum under jit + shard_map and prints JSON.
+
+usage: jax_psum_check.py ALGO|errors [--compare-numpy] [--mesh2d]
+"""
+
+import json
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import equarx
+import equarx.jax as ejax
+
+
+def main():
+    algo = sys.argv[1]
+    n = jax.device_count()
+    out = {}
+    if algo == "errors":
+        mesh = jax.make_mesh((n,), ("x",))
+        for key, fn, dt in (("dtype_error", lambda a: ejax.psum(a, "x"), jnp.int32),
+                            ("option_error", lambda a: ejax.psum(a, "x", block=3), jnp.float32)):
+            try:
+                x = jax.device_put(jnp.ones((n, 8), dt), NamedSharding(mesh, P("x")))
+                jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x).block_until_ready()
+                out[key] = False
+            except equarx.EquarxError as e:
+                out[key] = str(e)
+        print(json.dumps(out))
+        return
+    mesh2d = "--mesh2d" in sys.argv
+    mesh = jax.make_mesh((2, n // 2), ("g", "x")) if mesh2d else jax.make_mesh((n,), ("x",))
+    spec = P(("g", "x")) if mesh2d else P("x")
+    rows = 1 << 12 if not mesh2d else 1 << 10
+    rng = np.random.default_rng(5)
+    host = rng.standard_normal((n * 3, rows)).astype(np.float32)
+    x = jax.device_put(jnp.asarray(host), NamedSharding(mesh, spec))
+
+    def body(fn):
+        # Every device keeps its full result (out spec = the input's), so we can compare shards.
+        return jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=spec, out_specs=spec))
+
+    opts = dict(algorithm=algo, block=64)
+    ours = np.asarray(body(lambda a: ejax.psum(a, "x", **opts))(x))
+    ref = np.asarray(body(lambda a: jax.lax.psum(a, "x"))(x))
+    ours2 = np.asarray(body(lambda a: ejax.psum(a, "x", **opts))(x))  # a second call site/run
+    shards = ours.reshape(-1, 3, rows)  # one slab per device
+    group = n // 2 if mesh2d else n
+    identical = True
+    for g0 in range(0, shards.shape[0], group):
+        for d in range(g0 + 1, g0 + group):
+            identical &= np.array_equal(shards[d].view(np.uint32), shards[g0].view(np.uint32))
+    out["identical"] = bool(identical and np.array_equal(ours, ours2))
+    out["max_rel_vs_lax"] = float(np.max(np.abs(ours - ref)) / np.max(np.abs(ref)))
+    exact = host.astype(np.float64).reshape(-1, group, 3, rows).sum(axis=1)
+    out["mse_vs_exact"] = float(np.mean((shards[::group].astype(np.float64) - exact) ** 2))
+    if "--compare-numpy" in sys.argv:
+        locals_ = [host[3 * d:3 * d + 3] for d in range(n)]
+        np_res = equarx.allreduce([np.ascontiguousarray(a) for a in locals_], **opts)[0]
+        out["equal_numpy_api"] = bool(np.array_equal(np_res.view(np.uint32), shards[0].view(np.uint32)))
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

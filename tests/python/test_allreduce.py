@@ -1,0 +1,118 @@
+"""In-process AllReduce of numpy arrays: agreement, exactness, errors bounds, and bitwise
+equality with the C++ tool equarx-reduce on the same inputs and options."""
+
+import itertools
+import subprocess
+
+import numpy as np
+import pytest
+
+import equarx
+
+ALGOS = list(equarx.algorithms())
+PHASES = list(equarx.phases())
+CODECS = list(equarx.codecs())
+
+
+def inputs(n, count, rng, dtype=np.float32):
+    return [rng.standard_normal(count).astype(dtype) for _ in range(n)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8])
+def test_ring_exact_on_integers(n, rng):
+    xs = [rng.integers(-50, 50, 1001).astype(np.float32) for _ in range(n)]
+    ys = equarx.allreduce(xs, algorithm="ring")
+    expect = np.sum(np.stack(xs).astype(np.float64), axis=0)
+    for y in ys:
+        assert np.array_equal(y, expect.astype(np.float32))
+
+
+@pytest.mark.parametrize("algo", [a for a in ALGOS if a not in ("auto",)])
+@pytest.mark.parametrize("phases", PHASES)
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_ranks_agree_and_error_small(algo, phases, n, rng):
+    xs = inputs(n, 3000, rng)
+    ys = equarx.allreduce(xs, algorithm=algo, phases=phases, block=64)
+    for y in ys[1:]:
+        assert np.array_equal(y.view(np.uint32), ys[0].view(np.uint32))
+    exact = np.sum(np.stack(xs).astype(np.float64), axis=0)
+    mse = np.mean((ys[0] - exact) ** 2)
+    assert mse < (0.5 if algo == "naive_fp8" else 0.01), mse
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_dtypes(dtype, rng):
+    xs = [equarx.convert(x, dtype) for x in inputs(4, 777, rng)]
+    ys = equarx.allreduce(xs, algorithm="semi")
+    assert ys[0].dtype == xs[0].dtype and ys[0].shape == (777,)
+    assert all(np.array_equal(y.view(np.uint16), ys[0].view(np.uint16)) for y in ys)
+
+
+def test_inplace_and_shapes(rng):
+    xs = [rng.standard_normal((3, 5, 7)).astype(np.float32) for _ in range(3)]
+    orig = [x.copy() for x in xs]
+    ys = equarx.allreduce(xs, inplace=True, algorithm="ring")
+    assert all(y is x for y, x in zip(ys, xs))
+    assert np.allclose(ys[0], orig[0] + orig[1] + orig[2], atol=1e-5)
+
+
+def test_group_reuse_and_stats(rng):
+    g = equarx.InProcessGroup(4)
+    for _ in range(3):
+        g.allreduce(inputs(4, 4096, rng), algorithm="full_bidir")
+    assert len(g.last_bytes_sent) == 4 and all(b > 0 for b in g.last_bytes_sent)
+    expect = equarx.wire_bytes_per_rank(4096, "float32", 4, algorithm="full_bidir")
+    assert abs(np.mean(g.last_bytes_sent) - expect) <= 0.05 * expect + 1024
+
+
+def test_dtype_option_converts(rng):
+    xs = inputs(2, 100, rng)
+    ys = equarx.allreduce(xs, dtype="bfloat16", algorithm="ring")
+    assert ys[0].dtype.name == "bfloat16"
+
+
+def test_zero_elements():
+    ys = equarx.allreduce([np.zeros(0, np.float32)] * 3)
+    assert all(y.size == 0 for y in ys)
+
+
+def _run_tool(tool, tmp_path, xs, args):
+    paths = []
+    for r, x in enumerate(xs):
+        p = tmp_path / f"in{r}.npy"
+        np.save(p, x)
+        paths.append(str(p))
+    out = tmp_path / "out.npy"
+    subprocess.run([tool, *args, "--out", str(out), *paths], check=True, capture_output=True)
+    return np.load(out)
+
+
+CASES = [
+    # (ranks, count, options); the tool's flags are derived from the options.
+    (4, 10000, dict(algorithm="full_bidir", phases="rs+ag", codec="int8", block=64)),
+    (3, 4099, dict(algorithm="semi", phases="rs", block=128, microshards=3)),
+    (5, 777, dict(algorithm="two_shot", phases="ag", block=32)),
+    (2, 1000, dict(algorithm="full", phases="rs+ag", block=4096)),
+    (4, 5000, dict(algorithm="ring")),
+    (3, 3000, dict(algorithm="naive_fp8")),
+] + [(3, 2000, dict(algorithm="full_bidir", codec=c)) for c in CODECS]
+
+
+def _flags(opts):
+    names = {"algorithm": "--algo", "phases": "--phases", "codec": "--codec", "block": "--block",
+             "microshards": "--microshards"}
+    return list(itertools.chain.from_iterable((names[k], str(v)) for k, v in opts.items()))
+
+
+@pytest.mark.parametrize("ranks,count,opts", CASES)
+@pytest.mark.parametrize("file_dtype,run_dtype", [("float32", None), ("float16", None),
+                                                  ("float32", "bf16")])
+def test_bitwise_equal_to_equarx_reduce(reduce_tool, tmp_path, rng, ranks, count, opts,
+                                        file_dtype, run_dtype):
+    xs = inputs(ranks, count, rng, np.dtype(file_dtype))
+    args = _flags(opts) + (["--dtype", run_dtype] if run_dtype else [])
+    tool = _run_tool(reduce_tool, tmp_path, xs, args)
+    ys = equarx.allreduce(xs, dtype=run_dtype, **opts)
+    mine = ys[0].astype(np.float32) if run_dtype == "bf16" else ys[0]  # the tool writes f32
+    assert mine.dtype == tool.dtype and mine.shape == tool.shape
+    assert np.array_equal(mine.view(np.uint8), tool.view(np.uint8))

@@ -1,0 +1,85 @@
+"""Bad arguments raise clear equarx.errors exceptions carrying the library's message."""
+
+import numpy as np
+import pytest
+
+import equarx
+from equarx import errors
+
+
+def xs(n=4, size=100, dtype=np.float32):
+    return [np.ones(size, dtype) for _ in range(n)]
+
+
+def test_wrong_dtype():
+    with pytest.raises(errors.DTypeError, match="float64"):
+        equarx.allreduce(xs(dtype=np.float64))
+    with pytest.raises(TypeError):  # DTypeError is also a TypeError
+        equarx.encode(np.ones(4, np.int32))
+
+
+def test_non_contiguous():
+    a = np.ones((10, 10), np.float32)[:, ::2]
+    with pytest.raises(errors.LayoutError, match="C-contiguous"):
+        equarx.allreduce([a, a])
+    with pytest.raises(errors.LayoutError, match="C-contiguous"):
+        equarx.encode(a)
+
+
+def test_not_arrays():
+    with pytest.raises(errors.LayoutError):
+        equarx.allreduce([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(errors.LayoutError):
+        equarx.allreduce(np.ones((2, 4), np.float32))
+    with pytest.raises(errors.InvalidArgumentError):
+        equarx.allreduce([])
+
+
+def test_mismatched_shapes_and_dtypes():
+    with pytest.raises(errors.MismatchError, match="shape"):
+        equarx.allreduce([np.ones(100, np.float32), np.ones(101, np.float32)])
+    with pytest.raises(errors.MismatchError, match="shape"):
+        equarx.allreduce([np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)])
+    with pytest.raises(errors.MismatchError, match="dtype"):
+        equarx.allreduce([np.ones(4, np.float32), np.ones(4, np.float16)])
+
+
+def test_library_messages():
+    with pytest.raises(errors.InvalidArgumentError, match=r"block size 7 is out of range \[32, 4096\]"):
+        equarx.allreduce(xs(), block=7)
+    with pytest.raises(ValueError, match="unknown algorithm 'nope'.*ring"):
+        equarx.allreduce(xs(), algorithm="nope")
+    with pytest.raises(ValueError, match="unknown phases"):
+        equarx.allreduce(xs(), phases="xx")
+    with pytest.raises(ValueError, match="unknown codec"):
+        equarx.allreduce(xs(), codec="int3")
+    with pytest.raises(ValueError, match="unknown option 'blok'"):
+        equarx.allreduce(xs(), blok=64)
+    with pytest.raises(ValueError, match="microshards"):
+        equarx.allreduce(xs(), microshards=1000)
+    with pytest.raises(ValueError, match="negative"):
+        equarx.allreduce(xs(), block=-1)
+
+
+def test_codec_errors():
+    with pytest.raises(errors.InvalidArgumentError, match="unknown wire format"):
+        equarx.encode(np.ones(4, np.float32), "int9")
+    with pytest.raises(errors.InvalidArgumentError, match="out of range"):
+        equarx.encode(np.ones(4, np.float32), "int8", block=8)
+    wire = equarx.encode(np.ones(100, np.float32))
+    with pytest.raises(errors.InvalidArgumentError, match="bytes"):
+        equarx.decode(wire, 99)
+    with pytest.raises(errors.LayoutError):
+        equarx.decode(wire.astype(np.int16), 100)
+
+
+def test_error_hierarchy():
+    assert issubclass(errors.InvalidArgumentError, errors.EquarxError)
+    assert issubclass(errors.EquarxError, RuntimeError)
+    assert issubclass(errors.CollectiveTimeoutError, TimeoutError)
+
+
+def test_group_size_mismatch():
+    g = equarx.InProcessGroup(3)
+    with pytest.raises(errors.InvalidArgumentError, match="3 ranks"):
+        g.allreduce(xs(2))
