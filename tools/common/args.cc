@@ -97,6 +97,8 @@ bool ArgParser::seen(std::string_view name) const {
   return false;
 }
 
+void ArgParser::AddShort(char c, std::string name) { shorts_.emplace_back(c, std::move(name)); }
+
 Status ArgParser::Parse(int argc, const char* const* argv) {
   bool options_done = false;
   for (int i = 1; i < argc; ++i) {
@@ -107,6 +109,10 @@ Status ArgParser::Parse(int argc, const char* const* argv) {
     }
     if (a == "--") { options_done = true; continue; }
     if (a == "--help" || a == "-h") { help_ = true; return Status::Ok(); }
+    std::string expanded;
+    if (a.size() == 2 && a[1] != '-')
+      for (const auto& [c, name] : shorts_)
+        if (c == a[1]) a = expanded = "--" + name;
     if (a.substr(0, 2) != "--") return InvalidArgument("unknown option '" + std::string(a) + "'");
     std::string_view name = a.substr(2);
     std::optional<std::string_view> value;

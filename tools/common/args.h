@@ -38,6 +38,9 @@ class ArgParser {
   void AddCustom(std::string name, std::function<std::string(std::string_view)> handler,
                  std::string help, std::string metavar);
 
+  /// `-c` as a short name of the option `--name` (nccl-tests style flags).
+  void AddShort(char c, std::string name);
+
   /// Parses argv[1..]. `--help`/`-h` sets help_requested() and stops.
   Status Parse(int argc, const char* const* argv);
 
@@ -61,6 +64,7 @@ class ArgParser {
 
   std::string program_, synopsis_;
   std::vector<Option> options_;
+  std::vector<std::pair<char, std::string>> shorts_;
   std::vector<std::string> positional_;
   bool help_ = false;
 };

@@ -239,21 +239,6 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
   if (json) std::fclose(json);
 }
 
-// nccl-tests' short flags as our long options.
-std::vector<std::string> Normalize(int argc, char** argv) {
-  static const char* kShort[][2] = {{"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"},
-                                    {"-n", "--iters"},    {"-w", "--warmup_iters"}, {"-c", "--check"},
-                                    {"-d", "--datatype"}, {"-J", "--json"},  {"-D", "--data"}};
-  std::vector<std::string> out{argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    for (auto& m : kShort)
-      if (a == m[0]) a = m[1];
-    out.push_back(a);
-  }
-  return out;
-}
-
 }  // namespace
 }  // namespace equarx::perf
 
@@ -283,10 +268,11 @@ int main(int argc, char** argv) {
             "overlap efficiency max(wire, codec) / full");
   p.AddUint("ranks", &s.ranks, "in-process ranks (ignored under mpirun)");
   p.AddUint("seed", &s.seed, "data seed");
-  auto args = Normalize(argc, argv);
-  std::vector<const char*> av;
-  for (auto& a : args) av.push_back(a.c_str());
-  Status st = p.Parse(int(av.size()), av.data());
+  for (auto [c, name] : {std::pair{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},
+                         {'n', "iters"}, {'w', "warmup_iters"}, {'c', "check"}, {'d', "datatype"},
+                         {'J', "json"}, {'D', "data"}})
+    p.AddShort(c, name);
+  Status st = p.Parse(argc, argv);
   if (!st.ok()) {
     std::fprintf(stderr, "equarx-perf: %s\n%s", st.message().c_str(), p.Help().c_str());
     return 2;

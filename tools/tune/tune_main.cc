@@ -52,18 +52,10 @@ int main(int argc, char** argv) {
   p.AddString("candidates", &cands, "quantized candidates as algo:phases, comma-separated");
   p.AddString("margin", &margin_text, "a candidate must beat the ring by this fraction (0.05)");
   p.AddUint("ranks", &ranks, "in-process ranks (ignored under mpirun)");
-  std::vector<std::string> args{argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    const char* m[][2] = {{"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"},
-                          {"-n", "--iters"}, {"-w", "--warmup_iters"}, {"-d", "--datatype"}};
-    for (auto& x : m)
-      if (a == x[0]) a = x[1];
-    args.push_back(a);
-  }
-  std::vector<const char*> av;
-  for (auto& a : args) av.push_back(a.c_str());
-  Status st = p.Parse(int(av.size()), av.data());
+  for (auto [c, name] : {std::pair{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},
+                         {'n', "iters"}, {'w', "warmup_iters"}, {'d', "datatype"}})
+    p.AddShort(c, name);
+  Status st = p.Parse(argc, argv);
   if (!st.ok()) {
     std::fprintf(stderr, "equarx-tune: %s\n%s", st.message().c_str(), p.Help().c_str());
     return 2;
