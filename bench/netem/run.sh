@@ -11,12 +11,14 @@
 # to the subnet. Everything it made is removed on exit — normal, failure or Ctrl-C.
 #
 # In one invocation, for every H in --hosts and every rate in --rates, on the same sizes:
-#   bf16      equarx-perf -d bf16: unquantized ring + int8 {full_bidir,full,semi} x {rs,ag,rs+ag}
+#   bf16      equarx-perf -d bf16: unquantized ring + int8 {full_bidir,full,semi,two_shot} x {rs,ag,rs+ag}
 #   f32       equarx-perf -d f32 : unquantized ring + int8 quantized (--f32-phases) [+ mpi]
 #   mpi       MPI_Allreduce f32, Open MPI default algorithm (interleaved into the f32 launch
 #             per size when both are selected)
 #   mpi_ring  MPI_Allreduce f32 with coll_tuned forced to the ring (algorithm 4)
 #   gloo      Gloo ring allreduce f32 (bench/gloo/gloo_bench.cc, built here with g++)
+#   formats   equarx-perf -d bf16: unquantized ring + {--format-algos} rs+ag x every codec in
+#             --codecs (int8, int4, fp8_e4m3, fp8_e5m2), rounding --rounding
 #   overlap   equarx-perf --overlap -d bf16 full_bidir,semi rs+ag: full vs wire-only vs codec-only
 #   link      iperf3 h0 -> h1 for 3 s (if iperf3 is installed): the rate the shaping gives
 #   mpitest   build/release/tests/mpi/mpi_test (the MPI correctness suite), one rank per host
@@ -33,13 +35,16 @@ usage() {
 usage: bench/netem/run.sh [options]
   --hosts LIST        host counts, comma-separated (default 4)
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
-  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,overlap,mpitest,mpifault (default
+  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,overlap,mpitest,mpifault (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
   --overlap-sizes LIST  sizes for the overlap config (default 16M,64M)
   --overlap-algos LIST  algorithms for the overlap config, rs+ag on bf16 (default full_bidir,semi)
-  --algos LIST        quantized algorithms (default full_bidir,full,semi)
+  --algos LIST        quantized algorithms (default full_bidir,full,semi,two_shot)
+  --codecs LIST       codecs of the formats config (default int8,int4,fp8_e4m3,fp8_e5m2)
+  --format-algos LIST algorithms of the formats config, rs+ag (default full,two_shot)
+  --rounding R        rounding of the formats config: nearest or stochastic (default nearest)
   --phases LIST       phases on bf16 data (default rs,ag,rs+ag)
   --f32-phases LIST   phases on f32 data (default rs+ag)
   --block N           int8 block (default 128)
@@ -60,7 +65,8 @@ EOF
 ORIG_ARGS="$*"
 HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
-ALGOS=full_bidir,full,semi PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
+ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
+CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
 OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -75,6 +81,9 @@ while [[ $# -gt 0 ]]; do
     --overlap-sizes) OVERLAP_SIZES=$2; shift ;;
     --overlap-algos) OVERLAP_ALGOS=$2; shift ;;
     --algos) ALGOS=$2; shift ;;
+    --codecs) CODECS=$2; shift ;;
+    --format-algos) FORMAT_ALGOS=$2; shift ;;
+    --rounding) ROUNDING=$2; shift ;;
     --phases) PHASES=$2; shift ;;
     --f32-phases) F32_PHASES=$2; shift ;;
     --block) BLOCK=$2; shift ;;
@@ -342,6 +351,11 @@ run_all_configs() {   # for the current topology and RATE
     launch gloo "$rate" "$OUT/bin/gloo-bench" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
       -w "$WARMUP" --store "$store" --iface eqx0 -J "$OUT/raw/${tag}_gloo.jsonl"
     rm -rf "$store"
+  fi
+  if has formats; then
+    launch formats "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
+      --algo "ring,$FORMAT_ALGOS" --phases rs+ag --codec "$CODECS" --rounding "$ROUNDING" \
+      -J "$OUT/raw/${tag}_formats.jsonl"
   fi
   if has overlap; then
     local s

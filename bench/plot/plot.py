@@ -27,7 +27,7 @@ PEERS = [
     (("f32", "mpi_ring", "-"), "MPI_Allreduce f32 (Open MPI ring)"),
     (("f32", "gloo_ring", "-"), "Gloo ring f32"),
 ]
-QUANT_ALGOS = ["full_bidir", "full", "semi"]
+QUANT_ALGOS = ["full_bidir", "full", "semi", "two_shot"]
 QUANT_PHASES = ["rs+ag", "rs", "ag"]
 
 TARGETS = [
@@ -35,6 +35,8 @@ TARGETS = [
     ("int8 full_bidir rs+ag vs bf16 ring", ("bf16", "ring", "-"), ("bf16", "full_bidir", "rs+ag"), 1.85),
     ("int8 semi rs+ag vs bf16 ring", ("bf16", "ring", "-"), ("bf16", "semi", "rs+ag"), 1.7),
     ("int8 full rs+ag vs bf16 ring (for reference)", ("bf16", "ring", "-"), ("bf16", "full", "rs+ag"), None),
+    # Issue 6: two_shot within 5% of full_bidir's speed on a switched network (ratio >= 0.95).
+    ("int8 two_shot rs+ag vs full_bidir rs+ag (same data)", ("bf16", "full_bidir", "rs+ag"), ("bf16", "two_shot", "rs+ag"), 0.95),
     ("int8 full_bidir rs+ag (f32 data) vs MPI_Allreduce default", ("f32", "mpi", "-"), ("f32", "full_bidir", "rs+ag"), 3.6),
     ("int8 full_bidir rs+ag (f32 data) vs MPI_Allreduce ring", ("f32", "mpi_ring", "-"), ("f32", "full_bidir", "rs+ag"), 3.6),
     ("int8 full_bidir rs+ag (f32 data) vs Gloo ring", ("f32", "gloo_ring", "-"), ("f32", "full_bidir", "rs+ag"), 3.6),
@@ -106,7 +108,7 @@ def index(rows):
     wire = defaultdict(lambda: defaultdict(dict))
     err = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        if r.get("mode", "normal") != "normal" or r["launch"].startswith("overlap"):
+        if r.get("mode", "normal") != "normal" or r["launch"].startswith("overlap") or r["launch"] == "formats":
             continue
         key = (r["dtype"], r["algo"], r["phases"])
         hr = (r["hosts"], r["rate"])
@@ -234,7 +236,7 @@ def markdown(t, bw, wire, err, rows, img_files, img_rel, target_size):
     hrs = sorted(t, key=lambda x: (x[0], rate_order(x[1])))
 
     # Targets.
-    w("### Targets (issue 4) at %s\n" % human(target_size))
+    w("### Targets (issues 4 and 6) at %s\n" % human(target_size))
     w("Speedup = median time of the slower peer / median time of EQuARX, same size, same run.\n")
     w("| H | links | comparison | target | measured | verdict |")
     w("|---|---|---|---:|---:|---|")
@@ -350,6 +352,28 @@ def overlap_md(rows):
     return "\n".join(out) if len(out) > 2 else ""
 
 
+def formats_md(rows):
+    """Formats rows (one launch: the bf16 ring and every codec x algorithm, interleaved per size):
+    time, speedup over the bf16 ring of the same launch, wire bytes and relative RMS error."""
+    g = defaultdict(dict)
+    for r in rows:
+        if r["launch"] != "formats" or r.get("mode", "normal") != "normal":
+            continue
+        codec = r["codec"] if r["algo"] != "ring" else "-"
+        g[(r["hosts"], r["rate"], r["size_bytes"])][(r["algo"], codec)] = r
+    out = ["| H | links | size | algorithm | codec | time (ms) | vs bf16 ring | wire MB/rank | rel RMS error |",
+           "|---|---|---:|---|---|---:|---:|---:|---:|"]
+    for k in sorted(g, key=lambda k: (k[0], rate_order(k[1]), k[2])):
+        d = g[k]
+        ring = d.get(("ring", "-"))
+        for (algo, codec), r in sorted(d.items(), key=lambda kv: (kv[0][0] != "ring", kv[0][0], kv[0][1])):
+            sp = f"{ring['time_us'] / r['time_us']:.2f}x" if ring else "-"
+            e = r.get("rel_rms_err")
+            out.append(f"| {k[0]} | {rate_name(k[1])} | {human(k[2])} | {algo} | {codec} | {r['time_us'] / 1e3:.1f} | "
+                       f"{sp} | {r['wire_bytes'] / 1e6:.2f} | {'-' if e is None else f'{e:.2e}'} |")
+    return "\n".join(out) if len(out) > 2 else ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("jsonl", nargs="+")
@@ -357,6 +381,7 @@ def main():
     ap.add_argument("--img-rel", default="img", help="image path as the markdown file sees it")
     ap.add_argument("--md", default="-", help="markdown output file (default stdout)")
     ap.add_argument("--overlap-md", default=None, help="write the overlap table here")
+    ap.add_argument("--formats-md", default=None, help="write the codec (formats) table here")
     ap.add_argument("--target-size", default=64 << 20, type=int)
     ap.add_argument("--prefix", default="netem_")
     ap.add_argument("--no-plots", action="store_true")
@@ -376,6 +401,9 @@ def main():
     if a.overlap_md:
         with open(a.overlap_md, "w") as f:
             f.write(overlap_md(rows) + "\n")
+    if a.formats_md:
+        with open(a.formats_md, "w") as f:
+            f.write(formats_md(rows) + "\n")
 
 
 if __name__ == "__main__":

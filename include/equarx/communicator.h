@@ -20,6 +20,36 @@ struct CommStats {
   uint64_t calls = 0;       ///< allreduce calls made
 };
 
+/// Opt-in error telemetry of one call, on one rank: what this rank's own encodes did (every
+/// quantization it performed, all hops and phases). Estimates come from each block's scale:
+/// with code spacing e in a block, an element's rounding error is modelled as uniform,
+/// e^2/12 mean square (e^2/6 stochastic), at most e/2 (e stochastic). Unquantized wires
+/// (the ring, the raw phase of `rs` or `ag`) add nothing here.
+struct AllReduceStats {
+  uint64_t encoded_values = 0;  ///< values this rank quantized (a value encoded twice counts twice)
+  uint64_t clipped = 0;         ///< of those, values whose scaled magnitude exceeded the code range
+                                ///< before clamping (only an f32 rounding ulp with absmax scales)
+  double sum_sq_err_est = 0;    ///< estimated sum of squared quantization errors
+  double rms_err_est = 0;       ///< sqrt(sum_sq_err_est / encoded_values)
+  float max_abs_err_est = 0;    ///< estimated largest abs quantization error of one value
+  double encoded_rms = 0;       ///< RMS of the values this rank quantized (finite ones)
+  double rel_rms_err_est = 0;   ///< rms_err_est / encoded_rms (0 if nothing was encoded)
+};
+
+/// Per-rank buffers and outputs of one call beyond the plain AllReduce; all optional.
+struct AllReduceExtras {
+  /// Error feedback (for training): `count` f32 values owned by the caller, one per element.
+  /// Before quantizing, this rank's contribution becomes send + residual; after the call the
+  /// residual holds what this rank's quantizations lost (each encode's value minus its
+  /// decoded value, and for the elements this rank owns the final sum minus the result).
+  /// Summed over ranks, new residuals + result = the sum of (send + old residual) up to f32
+  /// rounding: nothing is lost, only delayed to the next call. Start with zeros. Non-finite
+  /// losses are not accumulated. Must not overlap send or recv. Not with naive_fp8.
+  float* residual = nullptr;
+  /// Telemetry of this call on this rank (overwritten).
+  AllReduceStats* stats = nullptr;
+};
+
 /// One rank's end of a group. Not thread-safe: one caller thread per Communicator.
 class Communicator {
  public:
@@ -38,6 +68,10 @@ class Communicator {
   /// Buffers are borrowed for the duration of the call.
   Status AllReduce(const void* send, void* recv, size_t count, DType dtype,
                    const AllReduceOptions& options = {});
+  /// The same, with error feedback and/or telemetry (see AllReduceExtras). Ranks may differ
+  /// in which extras they pass.
+  Status AllReduce(const void* send, void* recv, size_t count, DType dtype,
+                   const AllReduceOptions& options, const AllReduceExtras& extras);
 
   /// Wire bytes one rank sends for an AllReduce of `count` elements with these options.
   static uint64_t WireBytesPerRank(size_t count, DType dtype, int ranks,

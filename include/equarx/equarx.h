@@ -40,7 +40,15 @@ typedef enum {
 
 typedef enum { equarxPhasesRS = 1, equarxPhasesAG = 2, equarxPhasesRSAG = 3 } equarxPhases_t;
 
-typedef enum { equarxCodecInt8 = 0 } equarxCodec_t;
+typedef enum {
+  equarxCodecInt8 = 0,
+  equarxCodecInt4 = 1,
+  equarxCodecFp8E4M3 = 2,
+  equarxCodecFp8E5M2 = 3
+} equarxCodec_t;
+
+/* Stochastic rounding needs an integer codec (int8, int4). */
+typedef enum { equarxRoundNearest = 0, equarxRoundStochastic = 1 } equarxRounding_t;
 
 /* Options of one AllReduce. Always initialise with EQUARX_CONFIG_INITIALIZER or
  * equarxConfigInit: `size` records which version of the struct the caller was compiled with,
@@ -56,10 +64,30 @@ typedef struct {
   int f32_partials;           /* unquantized RS hops carry f32 */
   uint32_t timeout_ms;        /* 0 = EQUARX_TIMEOUT_MS or 300000 */
   int validate;               /* exchange a descriptor first (default 1) */
+  /* since 0.2: */
+  int rounding;               /* equarxRounding_t, default equarxRoundNearest */
+  uint64_t seed;              /* seed of stochastic rounding (same seed, same bits) */
 } equarxConfig_t;
 
-#define EQUARX_CONFIG_INITIALIZER \
-  { sizeof(equarxConfig_t), equarxAlgoFullBidir, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, 0, 1 }
+#define EQUARX_CONFIG_INITIALIZER                                                              \
+  { sizeof(equarxConfig_t), equarxAlgoFullBidir, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, \
+    0, 1, equarxRoundNearest, 0 }
+
+/* Opt-in telemetry of one call on one rank (what this rank's encodes did; estimates from the
+ * block scales, see equarx::AllReduceStats). Set `size` (EQUARX_STATS_INITIALIZER) so that
+ * fields can be appended without breaking callers. */
+typedef struct {
+  size_t size;              /* sizeof(equarxStats_t) of the caller */
+  uint64_t encoded_values;  /* values this rank quantized */
+  uint64_t clipped;         /* of those, values beyond the code range before clamping */
+  double sum_sq_err_est;    /* estimated sum of squared quantization errors */
+  double rms_err_est;       /* sqrt(sum_sq_err_est / encoded_values) */
+  double max_abs_err_est;   /* estimated largest abs error of one value */
+  double encoded_rms;       /* RMS of the values quantized */
+  double rel_rms_err_est;   /* rms_err_est / encoded_rms */
+} equarxStats_t;
+
+#define EQUARX_STATS_INITIALIZER { sizeof(equarxStats_t), 0, 0, 0, 0, 0, 0, 0 }
 
 /* Fills `config` with the defaults. */
 void equarxConfigInit(equarxConfig_t* config);
@@ -76,6 +104,14 @@ equarxResult_t equarxCommCreateInProcess(int nranks, equarxComm_t* comms);
 equarxResult_t equarxAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                equarxDataType_t datatype, const equarxConfig_t* config,
                                equarxComm_t comm);
+
+/* equarxAllReduce with error feedback and telemetry, both optional (NULL = off).
+ * `residual`: `count` floats owned by the caller, zeros at first: added to this rank's
+ * contribution before quantization and replaced by what this call's quantizations lost (see
+ * equarx::AllReduceExtras). `stats`: filled with this call's telemetry. */
+equarxResult_t equarxAllReduceEx(const void* sendbuff, void* recvbuff, size_t count,
+                                 equarxDataType_t datatype, const equarxConfig_t* config,
+                                 float* residual, equarxStats_t* stats, equarxComm_t comm);
 
 equarxResult_t equarxCommRank(equarxComm_t comm, int* rank);
 equarxResult_t equarxCommCount(equarxComm_t comm, int* count);

@@ -29,6 +29,13 @@ struct AllReduceOptions {
   Codec codec = Codec::kInt8;
   /// Elements per scale block, in [kMinBlock, kMaxBlock].
   size_t block = kDefaultBlock;
+  /// Rounding of the quantized phases. kStochastic needs an integer codec (int8, int4).
+  Rounding rounding = Rounding::kNearest;
+  /// Seed of stochastic rounding. The random bits of a value depend only on (seed, the hop
+  /// that encodes it, its index in the tensor): the same seed gives the same result bits on
+  /// every run. Pass a different seed per call (e.g. the training step) for rounding that is
+  /// independent across calls.
+  uint64_t seed = 0;
   /// Pieces each shard is cut into so that coding overlaps communication; 0 = default.
   size_t microshards = 0;
   /// Messages smaller than this many bytes (count * dtype size) use the unquantized ring.

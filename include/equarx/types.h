@@ -38,9 +38,22 @@ enum class Phases : uint8_t {
   kRSAG = 3,  ///< both quantized
 };
 
-/// Wire codec of the quantized phases.
+/// Wire codec of the quantized phases: every one is dynamic, block-wise and symmetric (one
+/// f32 absmax scale per block), differing in the code that carries each value.
+/// Byte-exact formats in docs/wire_format.md.
 enum class Codec : uint8_t {
-  kInt8 = 0,  ///< dynamic block-wise symmetric int8 (absmax per block, f32 scales)
+  kInt8 = 0,     ///< int8 in [-127, 127]: 1 + 4/B bytes per value
+  kInt4 = 1,     ///< int4 in [-7, 7], two per byte: 0.5 + 4/B bytes per value
+  kFp8E4M3 = 2,  ///< fp8 e4m3 (max 448): 1 + 4/B bytes, relative precision for small values
+  kFp8E5M2 = 3,  ///< fp8 e5m2 (max 57344): 1 + 4/B bytes, the widest range of the four
+};
+
+/// How the quantized phases round a value onto the codec's grid.
+enum class Rounding : uint8_t {
+  kNearest = 0,     ///< round to nearest, ties to even (deterministic, biased per value)
+  kStochastic = 1,  ///< up with probability equal to the remainder: unbiased; int8/int4 only.
+                    ///< Random bits from a counter-based hash of (seed, hop, element index):
+                    ///< the same seed gives the same bits on every run, rank and SIMD target.
 };
 
 /// Metadata of one enum value: stable id, the name the tools accept, a one-line description.
@@ -53,14 +66,21 @@ struct EnumInfo {
 std::string_view AlgorithmName(Algorithm a);
 std::string_view PhasesName(Phases p);  ///< "rs", "ag", "rs+ag"
 std::string_view CodecName(Codec c);
+std::string_view RoundingName(Rounding r);  ///< "nearest", "stochastic"
 std::optional<Algorithm> ParseAlgorithm(std::string_view name);
 std::optional<Phases> ParsePhases(std::string_view name);
 std::optional<Codec> ParseCodec(std::string_view name);
+std::optional<Rounding> ParseRounding(std::string_view name);
 
-/// Every algorithm / phases / codec value with its description, for --help and equarx-info.
+/// Every algorithm / phases / codec / rounding value with its description, for --help and
+/// equarx-info.
 const EnumInfo* AlgorithmTable(size_t* n);
 const EnumInfo* PhasesTable(size_t* n);
 const EnumInfo* CodecTable(size_t* n);
+const EnumInfo* RoundingTable(size_t* n);
+
+/// Whether a codec supports Rounding::kStochastic (the integer codecs).
+bool SupportsStochasticRounding(Codec c);
 
 /// Whether an algorithm quantizes at all (everything except kRing and kAuto).
 bool IsQuantized(Algorithm a);

@@ -41,10 +41,15 @@ def codecs():
     return {name: desc for _, name, desc in _core.codecs()}
 
 
+def roundings():
+    """{name: description} of the rounding modes of the quantized phases (RoundingTable)."""
+    return {name: desc for _, name, desc in _core.roundings()}
+
+
 __all__ = [
     "allreduce", "InProcessGroup", "Communicator", "from_mpi4py", "encode", "decode", "convert",
     "wire_bytes", "wire_bytes_per_rank", "formats", "canonical_options", "algorithms", "phases",
-    "codecs", "errors", "EquarxError", "InvalidArgumentError", "DTypeError", "LayoutError",
+    "codecs", "roundings", "errors", "EquarxError", "InvalidArgumentError", "DTypeError", "LayoutError",
     "MismatchError", "CollectiveTimeoutError", "RemoteError", "InternalError", "UnsupportedError",
     "has_mpi", "has_xla_ffi",
 ]

@@ -2,9 +2,14 @@
 communicators (one rank of an MPI job, from mpi4py).
 
 Options are keyword arguments named as the C++ AllReduceOptions fields: algorithm, phases,
-codec (names from the library's tables: ``equarx.algorithms()`` etc.), block, microshards,
-quantize_min_bytes, f32_partials, timeout_ms, validate, mode. None or absent = the library
-default. The library validates them and its messages come back as equarx.errors exceptions.
+codec, rounding (names from the library's tables: ``equarx.algorithms()`` etc.), block, seed,
+microshards, quantize_min_bytes, f32_partials, timeout_ms, validate, mode. None or absent = the
+library default. The library validates them and its messages come back as equarx.errors
+exceptions.
+
+Beyond the options (per rank, like the C++ AllReduceExtras): ``residual(s)=`` float32 arrays
+for error feedback (updated in place), ``stats=True`` for the encode telemetry of the call
+(``last_stats``: dicts with the AllReduceStats fields).
 """
 
 import threading
@@ -25,6 +30,17 @@ def canonical_options(**options):
 def wire_bytes_per_rank(count, dtype, ranks, **options):
     """Wire bytes one rank sends for an AllReduce of `count` elements with these options."""
     return _core.wire_bytes_per_rank(int(count), dtype_code(dtype), int(ranks), options)
+
+
+def _residual_bytes(res, size, what):
+    """A residual array as a writable byte view, checked: float32, C-contiguous, `size` elements."""
+    if not isinstance(res, np.ndarray):
+        raise LayoutError(f"{what} must be a numpy float32 array, got {type(res).__name__}")
+    if res.dtype != np.float32:
+        raise InvalidArgumentError(f"{what} must be float32 (error feedback accumulates in f32), got {res.dtype.name}")
+    if res.size != size:
+        raise MismatchError(f"{what} has {res.size} elements but the tensor has {size}")
+    return out_bytes(res, what)
 
 
 def _prepare(arrays, dtype):
@@ -58,16 +74,20 @@ class InProcessGroup:
         self._g = _core.InProcessGroup(int(ranks))
         self.last_seconds = 0.0
         self.last_bytes_sent = []
+        self.last_stats = None
 
     @property
     def size(self):
         return self._g.size
 
-    def allreduce(self, arrays, *, dtype=None, inplace=False, **options):
+    def allreduce(self, arrays, *, dtype=None, inplace=False, residuals=None, stats=False, **options):
         """Sums the N arrays; returns a list of N arrays (the inputs themselves if inplace).
 
         dtype: run the AllReduce in this dtype (inputs are converted with round to nearest
         even first, like equarx-reduce --dtype); default the arrays' dtype.
+        residuals: error feedback, N float32 arrays of the arrays' size (zeros at first),
+        updated in place with what each rank's quantization lost.
+        stats: keep each rank's encode telemetry of this call in ``last_stats``.
         """
         if len(arrays) != self.size:
             raise InvalidArgumentError(f"this group has {self.size} ranks but {len(arrays)} arrays were given")
@@ -77,7 +97,14 @@ class InProcessGroup:
         outs = arrays if inplace else [np.empty(a.shape, dtype=run) for a in arrays]
         send = [in_bytes(a) for a in arrays]
         recv = [out_bytes(o, f"arrays[{r}]") for r, o in enumerate(outs)]
-        self.last_seconds, self.last_bytes_sent = self._g.allreduce(send, recv, dtype_code(run), options)
+        res = []
+        if residuals is not None:
+            if len(residuals) != self.size:
+                raise InvalidArgumentError(f"this group has {self.size} ranks but {len(residuals)} residuals were given")
+            res = [_residual_bytes(x, arrays[0].size, f"residuals[{r}]") for r, x in enumerate(residuals)]
+        self.last_seconds, self.last_bytes_sent, st = self._g.allreduce(
+            send, recv, dtype_code(run), options, res, bool(stats))
+        self.last_stats = list(st) if stats else None
         return outs
 
 
@@ -85,7 +112,7 @@ _groups = {}
 _groups_lock = threading.Lock()
 
 
-def allreduce(arrays, *, dtype=None, inplace=False, **options):
+def allreduce(arrays, *, dtype=None, inplace=False, residuals=None, **options):
     """In-process AllReduce of a list of N numpy arrays (rank r holds arrays[r]).
 
     Same numbers as ``equarx-reduce`` on the same inputs and options. Uses a cached
@@ -98,7 +125,7 @@ def allreduce(arrays, *, dtype=None, inplace=False, **options):
         g = _groups.get(n)
         if g is None:
             g = _groups[n] = InProcessGroup(n)
-    return g.allreduce(arrays, dtype=dtype, inplace=inplace, **options)
+    return g.allreduce(arrays, dtype=dtype, inplace=inplace, residuals=residuals, **options)
 
 
 class Communicator:
@@ -106,6 +133,7 @@ class Communicator:
 
     def __init__(self, native):
         self._c = native
+        self.last_stats = None
 
     @property
     def rank(self):
@@ -119,11 +147,13 @@ class Communicator:
     def bytes_sent(self):
         return self._c.bytes_sent
 
-    def allreduce(self, x, *, out=None, **options):
+    def allreduce(self, x, *, out=None, residual=None, stats=False, **options):
         """Sums `x` over all ranks (every rank calls it with the same shape, dtype, options).
 
         Returns `out` (a new array if None; `out is x` is in place). Shapes, dtypes and options
         that differ across ranks fail on every rank with MismatchError (options validate=True).
+        residual: this rank's float32 error-feedback array (updated in place); stats: keep
+        this rank's telemetry of the call in ``last_stats``.
         """
         check_array(x, "x")
         if out is None:
@@ -132,7 +162,9 @@ class Communicator:
             check_array(out, "out")
             if out.dtype != x.dtype or out.size != x.size:
                 raise InvalidArgumentError("out must have the dtype and size of x")
-        self._c.allreduce(in_bytes(x), out_bytes(out, "out"), dtype_code(x.dtype), options)
+        res = [] if residual is None else [_residual_bytes(residual, x.size, "residual")]
+        self.last_stats = self._c.allreduce(in_bytes(x), out_bytes(out, "out"), dtype_code(x.dtype),
+                                            options, res, bool(stats))
         return out
 
 

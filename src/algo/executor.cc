@@ -9,6 +9,11 @@
 //        decode(own bytes) as this rank's result; isend to each AG lane
 //   AG:  for t, for k, for lane: wait recv (t,k), forward the same bytes, decode into output
 //
+// Stochastic rounding: each encode gets its own stream (HopWire: phase, lane, step, rank).
+// Error feedback: the contribution is staged once as f32(send) + residual; every RS encode of
+// this rank then runs unfused (sum, encode, decode) so that residual += what the encode lost,
+// and the owner adds (final sum - its result) for its own shard.
+//
 // While microshard k of step t is on the wire, the next rank already works on k of step t+1
 // and this rank on k+1: coding overlaps communication. Every wait depends only on sends of
 // earlier steps, so the order cannot deadlock; every wait has the call's deadline, and on any
@@ -32,13 +37,16 @@ struct Layout {
   int n = 0, r = 0, tmax = 0;
   size_t m = 0;
   size_t rs_slot = 0, ag_slot = 0, micro_elems = 0;
-  size_t rs_recv = 0, rs_send = 0, ag_recv = 0, ag_own = 0, acc = 0, precast = 0, total = 0;
+  size_t rs_recv = 0, rs_send = 0, ag_recv = 0, ag_own = 0, acc = 0, staged = 0, ef_tmp = 0,
+         total = 0;
 
   size_t Index(int lane, int t, size_t k) const { return (size_t(lane) * tmax + t) * m + k; }
   size_t Slots() const { return 2 * size_t(tmax) * m; }  // 2 lanes x steps x microshards
 };
 
-Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count) {
+// `staged`: the contribution is staged as f32 (naive fp8's precast, error feedback);
+// `ef`: error feedback's two microshard-sized f32 temporaries.
+Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count, bool staged, bool ef) {
   Layout L;
   L.n = n;
   L.r = r;
@@ -58,8 +66,9 @@ Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count) {
   L.ag_recv = L.rs_send + slots * L.rs_slot;
   L.ag_own = L.ag_recv + slots * L.ag_slot;
   L.acc = L.ag_own + size_t(p.num_regions) * m * L.ag_slot;
-  L.precast = L.acc + round64(size_t(p.num_regions) * m * L.micro_elems * sizeof(float));
-  L.total = L.precast + (p.precast_e5m2 ? round64(count * sizeof(float)) : 0);
+  L.staged = L.acc + round64(size_t(p.num_regions) * m * L.micro_elems * sizeof(float));
+  L.ef_tmp = L.staged + (staged ? round64(count * sizeof(float)) : 0);
+  L.total = L.ef_tmp + (ef ? 2 * round64(L.micro_elems * sizeof(float)) : 0);
   return L;
 }
 
@@ -67,8 +76,9 @@ class Run {
  public:
   Run(const Plan& p, const RunArgs& a, Scratch* s)
       : p_(p), a_(a), n_(a.transport->size()), r_(a.transport->rank()),
-        L_(MakeLayout(p, n_, r_, a.microshards, a.count)),
-        io_(a.transport, s, 4 * L_.Slots(), a.deadline, a.mode),  // rs/ag recv, rs/ag send
+        staged_(p.precast_e5m2 || a.residual),
+        L_(MakeLayout(p, n_, r_, a.microshards, a.count, staged_, a.residual != nullptr)),
+        io_(a.transport, s, 4 * L_.Slots(), a.deadline, a.mode, a.stats),  // rs/ag recv, rs/ag send
         base_(s->Bytes(L_.total)), esize_(DTypeSize(a.dtype)) {}
 
   Status Go() { return Body(); }
@@ -95,12 +105,15 @@ class Run {
   uint64_t Tag(int phase, int lane, int t, size_t k) const {
     return a_.tag_base | ((uint64_t(phase * 2 + lane) * uint64_t(L_.tmax) + uint64_t(t)) * L_.m + k);
   }
-  // The caller's contribution for elements of `r` (e5m2-cast copy for naive fp8).
+  // The caller's contribution for elements of `r` (the staged f32 copy: e5m2-cast for naive
+  // fp8, send + residual with error feedback).
+  float* Staged() const { return reinterpret_cast<float*>(base_ + L_.staged); }
   const void* Local(Range r) const {
-    if (p_.precast_e5m2) return reinterpret_cast<const float*>(base_ + L_.precast) + r.begin;
+    if (staged_) return Staged() + r.begin;
     return static_cast<const uint8_t*>(a_.send) + r.begin * esize_;
   }
-  DType LocalType() const { return p_.precast_e5m2 ? DType::kFloat32 : a_.dtype; }
+  DType LocalType() const { return staged_ ? DType::kFloat32 : a_.dtype; }
+  float* EfTmp(int i) { return reinterpret_cast<float*>(base_ + L_.ef_tmp) + size_t(i) * L_.micro_elems; }
   void* Out(Range r) const { return static_cast<uint8_t*>(a_.recv) + r.begin * esize_; }
 
   Status Post(Kind kind, int lane, int t, size_t k, int peer, int phase, void* buf, size_t bytes) {
@@ -144,12 +157,19 @@ class Run {
           Range mr = Micro(ln.region, Mod(long(r_) + long(ln.dir) * (ln.steps - t), n_), k);
           if (mr.count == 0) continue;
           uint8_t* out = RsSend(l, t, k);
-          if (t == 0) {
-            io_.Encode(p_.rs_wire, LocalType(), Local(mr), mr.count, out);
+          const codec::WireSpec w = HopWire(p_.rs_wire, 0, l, t, r_, mr.begin);
+          if (t > 0) EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
+          if (a_.residual) {
+            const float* sum = static_cast<const float*>(Local(mr));
+            if (t > 0) {
+              io_.DecodeAccumulate(w, RsRecv(l, t - 1, k), mr.count, DType::kFloat32, sum, EfTmp(0));
+              sum = EfTmp(0);
+            }
+            io_.EncodeWithLoss(w, sum, mr.count, out, EfTmp(1), a_.residual + mr.begin);
+          } else if (t == 0) {
+            io_.Encode(w, LocalType(), Local(mr), mr.count, out);
           } else {
-            EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
-            io_.DecodeAccumulateEncode(p_.rs_wire, RsRecv(l, t - 1, k), mr.count, LocalType(),
-                                          Local(mr), out);
+            io_.DecodeAccumulateEncode(w, RsRecv(l, t - 1, k), mr.count, LocalType(), Local(mr), out);
           }
           EQUARX_RETURN_IF_ERROR(Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
                                       codec::WireBytes(p_.rs_wire, mr.count)));
@@ -177,8 +197,9 @@ class Run {
     }
     if (first) io_.Convert(LocalType(), Local(mr), mr.count, DType::kFloat32, acc);
     uint8_t* own = AgOwn(g, k);
-    io_.Encode(p_.ag_wire, DType::kFloat32, acc, mr.count, own);
+    io_.Encode(HopWire(p_.ag_wire, 1, g, 0, r_, mr.begin), DType::kFloat32, acc, mr.count, own);
     io_.Decode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
+    if (a_.residual) io_.ResultLoss(a_.dtype, Out(mr), acc, mr.count, a_.residual + mr.begin);
     for (int l = 0; l < p_.num_ag; ++l) {
       const Lane& ln = p_.ag[l];
       if (ln.region != g || ln.steps == 0) continue;
@@ -209,7 +230,7 @@ class Run {
   Status Body() {
     if (p_.precast_e5m2) {
       // Contributions cast to e5m2 (and back to f32, exactly) before anything is summed.
-      float* pre = reinterpret_cast<float*>(base_ + L_.precast);
+      float* pre = Staged();
       uint8_t* tmp = RsSend(0, 0, 0);  // reuse: the e5m2 image, one microshard slot at a time
       const size_t chunk = L_.rs_slot;
       for (size_t i = 0; i < a_.count; i += chunk) {
@@ -218,6 +239,7 @@ class Run {
         io_.Decode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
       }
     }
+    if (a_.residual) io_.StageResidual(a_.dtype, a_.send, a_.count, a_.residual, Staged());
     EQUARX_RETURN_IF_ERROR(PostReceives());
     EQUARX_RETURN_IF_ERROR(ReduceScatter());
     for (size_t k = 0; k < L_.m; ++k)
@@ -229,6 +251,7 @@ class Run {
   const Plan& p_;
   const RunArgs& a_;
   int n_, r_;
+  bool staged_;
   Layout L_;
   CallIo io_;
   uint8_t* base_;

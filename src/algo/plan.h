@@ -58,7 +58,23 @@ struct RunArgs {
   uint64_t tag_base = 0;
   transport::Deadline deadline;
   ExecutionMode mode = ExecutionMode::kNormal;
+  /// Error feedback (AllReduceExtras::residual): `count` f32, or null.
+  float* residual = nullptr;
+  /// Encode telemetry of this rank's call, or null.
+  codec::EncodeStats* stats = nullptr;
 };
+
+/// The wire spec of one encode: `w` with the stochastic-rounding stream of the hop that
+/// encodes it (phase 0 = RS, 1 = AG; lane; step; encoding rank) and `offset`, the absolute
+/// index of the segment's first element. Every encode of a call gets distinct random bits;
+/// round-to-nearest ignores both fields.
+inline codec::WireSpec HopWire(codec::WireSpec w, int phase, int lane, int step, int rank,
+                               size_t offset) {
+  w.stream = (uint64_t(phase) << 60) | (uint64_t(lane) << 56) | (uint64_t(uint32_t(step)) << 24) |
+             uint64_t(uint32_t(rank));
+  w.offset = offset;
+  return w;
+}
 
 /// Scratch reused across calls (grow-only; the hot path allocates nothing once warm).
 class Scratch;

@@ -3,11 +3,18 @@
 
 namespace equarx::algo {
 
-codec::WireSpec QuantizedWire(Codec codec, size_t block) {
+codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding, uint64_t seed) {
+  codec::WireSpec w;
+  w.block = uint32_t(block);
+  w.rounding = rounding == Rounding::kStochastic ? codec::kRoundStochastic : codec::kRoundNearestEven;
+  w.seed = seed;
   switch (codec) {
-    case Codec::kInt8: break;
+    case Codec::kInt8: w.format = codec::Format::kInt8Block; break;
+    case Codec::kInt4: w.format = codec::Format::kInt4Block; break;
+    case Codec::kFp8E4M3: w.format = codec::Format::kFp8E4M3Block; break;
+    case Codec::kFp8E5M2: w.format = codec::Format::kFp8E5M2Block; break;
   }
-  return codec::WireSpec{codec::Format::kInt8Block, uint32_t(block)};
+  return w;
 }
 
 Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
@@ -26,7 +33,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   args.count = count;
   args.ranks = ranks;
   args.phases = phases;
-  args.quantized = QuantizedWire(o.codec, o.block);
+  args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed);
   args.f32_partials = o.f32_partials;
   switch (a) {
     case Algorithm::kRing: return MakeRingPlan(args);

@@ -13,7 +13,8 @@ namespace equarx::algo {
 Plan SelectPlan(const AllReduceOptions& options, DType dtype, size_t count, int ranks,
                 const TuneTable& table);
 
-/// The wire format of a codec at a block size.
-codec::WireSpec QuantizedWire(Codec codec, size_t block);
+/// The wire format of a codec at a block size, with its rounding.
+codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding = Rounding::kNearest,
+                              uint64_t seed = 0);
 
 }  // namespace equarx::algo

@@ -197,6 +197,18 @@ HWY_INLINE uint32_t MaxAbsBits(size_t len, Load load, Get get) {
   return m;
 }
 
+// Sum of squares of a finite block's values in f64, element order (telemetry only; the same
+// bits as the reference's).
+template <class Get>
+HWY_INLINE double SumSq(size_t len, Get get) {
+  double ss = 0.0;
+  for (size_t j = 0; j < len; ++j) {
+    const double v = double(get(j));
+    ss += v * v;
+  }
+  return ss;
+}
+
 // Runtime options of one encoding call (kOpt kernels only).
 struct Opt {
   internal::Rounding rnd;
@@ -212,7 +224,8 @@ HWY_INLINE void FinishBlock(const BlockScale& bs, size_t len, Load load, Get get
   if (bs.m < F::kTinyBits) {
     std::memset(scale, 0, 4);
     F::Zero(codes, first, len);
-    if (kOpt && o->stats) internal::AddBlockStats(o->stats, F::kFormat, sr, 0.0f, FloatOf(bs.m), len);
+    if (kOpt && o->stats)
+      internal::AddBlockStats(o->stats, F::kFormat, sr, 0.0f, FloatOf(bs.m), len, SumSq(len, get));
     return;
   }
   const float inv = bs.inv;
@@ -246,7 +259,7 @@ HWY_INLINE void FinishBlock(const BlockScale& bs, size_t len, Load load, Get get
     }
     if (count) {
       o->stats->clipped += clipped;
-      internal::AddBlockStats(o->stats, F::kFormat, sr, bs.s, FloatOf(bs.m), len);
+      internal::AddBlockStats(o->stats, F::kFormat, sr, bs.s, FloatOf(bs.m), len, SumSq(len, get));
     }
   }
 }

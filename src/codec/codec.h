@@ -98,6 +98,11 @@ struct EncodeStats {
   double sum_sq_err_est = 0.0;
   /// Estimated max abs error: max over blocks of e/2 (nearest) or e (stochastic).
   float max_abs_err_est = 0.0f;
+  /// Elements encoded (all of them, non-finite included).
+  uint64_t values = 0;
+  /// Sum of squares of the finite encoded values (the f32 value before quantization), summed
+  /// per block in element order in f64: the same bits from the reference and every target.
+  double sum_sq_values = 0.0;
 };
 
 /// The raw wire format that carries `dtype` unchanged.
@@ -136,6 +141,11 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
 /// dst <- src converted between dtypes (round to nearest even, canonical NaN).
 void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
 
+/// Error feedback: residual[i] += d with d = exact[i] - f32(got[i]) (f32 subtract, then add)
+/// where d is finite, += 0 where it is not. Elementwise, so the same bits on every target.
+void AccumulateLoss(DType got_type, const void* got, const float* exact, size_t n,
+                    float* residual);
+
 // ---- Scalar reference: the executable specification; same signatures. ------------------
 namespace ref {
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire);
@@ -149,6 +159,8 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
                             const void* local, uint8_t* wire_out, EncodeStats* stats);
 void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
+void AccumulateLoss(DType got_type, const void* got, const float* exact, size_t n,
+                    float* residual);
 
 // Scalar conversions used by everything else (tools, tests).
 float BF16ToF32(uint16_t h);

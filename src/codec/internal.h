@@ -95,9 +95,12 @@ inline float Uniform(uint32_t h) { return float(h >> 8) * 0x1p-24f; }
 /// Adds one block's estimates: flushed (a < tiny) blocks contribute error a per element
 /// (uniform model a^2/3); otherwise e = step * |s| is the code spacing at the top of the range
 /// and each element contributes e^2/12 (nearest) or e^2/6 (stochastic), max error e/2 or e.
+/// `sum_sq` is the block's sum of squared finite values (f64, element order).
 inline void AddBlockStats(EncodeStats* st, Format f, bool stochastic, float s_abs, float a,
-                          size_t len) {
+                          size_t len, double sum_sq) {
   const BlockParams p = ParamsOf(f);
+  st->values += len;
+  st->sum_sq_values += sum_sq;
   if (a < p.tiny) {
     if (a > st->max_abs_err_est) st->max_abs_err_est = a;
     st->sum_sq_err_est += double(len) * double(a) * double(a) / 3.0;

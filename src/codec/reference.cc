@@ -305,6 +305,14 @@ void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* ds
   for (size_t i = 0; i < n; ++i) StoreAs(dst_type, internal::LoadAsF32(src_type, src, i), dst, i);
 }
 
+void AccumulateLoss(DType got_type, const void* got, const float* exact, size_t n,
+                    float* residual) {
+  for (size_t i = 0; i < n; ++i) {
+    const float d = exact[i] - internal::LoadAsF32(got_type, got, i);
+    residual[i] += std::isfinite(d) ? d : 0.0f;
+  }
+}
+
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire) {
   ref::Encode(spec, src_type, src, n, wire, nullptr);
 }

@@ -135,10 +135,12 @@ void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rou
                     size_t first, uint8_t* scale_le, uint8_t* codes, EncodeStats* stats) {
   float a = 0.0f;
   bool nonfinite = false;
+  double sum_sq = 0.0;
   for (size_t j = 0; j < len; ++j) {
     const float x = get(ctx, j);
     if (std::isfinite(x)) {
       a = std::fmax(a, std::fabs(x));
+      sum_sq += double(x) * double(x);
     } else {
       nonfinite = true;
     }
@@ -169,7 +171,7 @@ void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rou
   std::memcpy(scale_le, &sb, 4);
   if (stats) {
     stats->clipped += clipped;
-    AddBlockStats(stats, f, sr, s, a, len);
+    AddBlockStats(stats, f, sr, s, a, len, sum_sq);
   }
 }
 

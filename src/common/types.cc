@@ -28,7 +28,16 @@ constexpr EnumInfo kPhases[] = {
 };
 
 constexpr EnumInfo kCodecs[] = {
-    {int(Codec::kInt8), "int8", "dynamic block-wise symmetric int8, f32 absmax scale per block"},
+    {int(Codec::kInt8), "int8", "block-wise symmetric int8 (+-127), f32 absmax scale per block"},
+    {int(Codec::kInt4), "int4", "block-wise symmetric int4 (+-7, two per byte), f32 scale per block"},
+    {int(Codec::kFp8E4M3), "fp8_e4m3", "block-scaled fp8 e4m3 (max 448), f32 scale per block"},
+    {int(Codec::kFp8E5M2), "fp8_e5m2", "block-scaled fp8 e5m2 (max 57344), f32 scale per block"},
+};
+
+constexpr EnumInfo kRoundings[] = {
+    {int(Rounding::kNearest), "nearest", "round to nearest, ties to even"},
+    {int(Rounding::kStochastic), "stochastic",
+     "unbiased stochastic rounding, seeded and reproducible (int8, int4)"},
 };
 
 template <size_t N>
@@ -68,6 +77,7 @@ std::optional<DType> ParseDType(std::string_view n) {
 std::string_view AlgorithmName(Algorithm a) { return NameOf(kAlgorithms, int(a)); }
 std::string_view PhasesName(Phases p) { return NameOf(kPhases, int(p)); }
 std::string_view CodecName(Codec c) { return NameOf(kCodecs, int(c)); }
+std::string_view RoundingName(Rounding r) { return NameOf(kRoundings, int(r)); }
 
 std::optional<Algorithm> ParseAlgorithm(std::string_view name) {
   if (auto id = IdOf(kAlgorithms, name)) return Algorithm(*id);
@@ -79,13 +89,24 @@ std::optional<Phases> ParsePhases(std::string_view name) {
   return std::nullopt;
 }
 std::optional<Codec> ParseCodec(std::string_view name) {
+  if (name == "e4m3" || name == "fp8") return Codec::kFp8E4M3;
+  if (name == "e5m2") return Codec::kFp8E5M2;
   if (auto id = IdOf(kCodecs, name)) return Codec(*id);
+  return std::nullopt;
+}
+std::optional<Rounding> ParseRounding(std::string_view name) {
+  if (name == "rne" || name == "nearest_even") return Rounding::kNearest;
+  if (name == "sr") return Rounding::kStochastic;
+  if (auto id = IdOf(kRoundings, name)) return Rounding(*id);
   return std::nullopt;
 }
 
 const EnumInfo* AlgorithmTable(size_t* n) { *n = std::size(kAlgorithms); return kAlgorithms; }
 const EnumInfo* PhasesTable(size_t* n) { *n = std::size(kPhases); return kPhases; }
 const EnumInfo* CodecTable(size_t* n) { *n = std::size(kCodecs); return kCodecs; }
+const EnumInfo* RoundingTable(size_t* n) { *n = std::size(kRoundings); return kRoundings; }
+
+bool SupportsStochasticRounding(Codec c) { return c == Codec::kInt8 || c == Codec::kInt4; }
 
 bool IsQuantized(Algorithm a) { return a != Algorithm::kRing && a != Algorithm::kAuto; }
 

@@ -64,6 +64,9 @@ equarx::Status ToOptions(const equarxConfig_t* in, equarx::AllReduceOptions* o) 
   o->f32_partials = c.f32_partials != 0;
   o->timeout_ms = c.timeout_ms;
   o->validate = c.validate != 0;
+  if (c.rounding < 0 || c.rounding > 255) return equarx::InvalidArgument("config: rounding out of range");
+  o->rounding = equarx::Rounding(uint8_t(c.rounding));
+  o->seed = c.seed;
   return equarx::Status::Ok();
 }
 
@@ -122,16 +125,45 @@ equarxResult_t equarxCommCreateMpi(MPI_Comm comm, equarxComm_t* out) {
 equarxResult_t equarxAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                equarxDataType_t datatype, const equarxConfig_t* config,
                                equarxComm_t comm) {
+  return equarxAllReduceEx(sendbuff, recvbuff, count, datatype, config, nullptr, nullptr, comm);
+}
+
+equarxResult_t equarxAllReduceEx(const void* sendbuff, void* recvbuff, size_t count,
+                                 equarxDataType_t datatype, const equarxConfig_t* config,
+                                 float* residual, equarxStats_t* stats, equarxComm_t comm) {
   if (!comm) return equarxInvalidArgument;
   return Guard(comm, [&] {
     equarx::AllReduceOptions o;
     equarx::Status s = ToOptions(config, &o);
+    if (s.ok() && stats && (stats->size < offsetof(equarxStats_t, clipped) || stats->size > (1u << 16))) {
+      s = equarx::InvalidArgument("stats.size is not set: initialise equarxStats_t with "
+                                  "EQUARX_STATS_INITIALIZER");
+      stats = nullptr;
+    }
     // A bad config still goes through AllReduce's validation so that every rank hears of it:
     // an out-of-range block is forced here, reported by the descriptor exchange.
     if (!s.ok()) o.block = 0;
     const int dt = int(datatype);
     const auto dtype = equarx::DType(uint8_t(dt >= 0 && dt <= 2 ? dt : 255));
-    equarx::Status r = comm->comm->AllReduce(sendbuff, recvbuff, count, dtype, o);
+    equarx::AllReduceStats st;
+    equarx::AllReduceExtras extras;
+    extras.residual = residual;
+    extras.stats = stats ? &st : nullptr;
+    equarx::Status r = comm->comm->AllReduce(sendbuff, recvbuff, count, dtype, o, extras);
+    if (stats) {
+      equarxStats_t c;
+      c.size = sizeof c;
+      c.encoded_values = st.encoded_values;
+      c.clipped = st.clipped;
+      c.sum_sq_err_est = st.sum_sq_err_est;
+      c.rms_err_est = st.rms_err_est;
+      c.max_abs_err_est = st.max_abs_err_est;
+      c.encoded_rms = st.encoded_rms;
+      c.rel_rms_err_est = st.rel_rms_err_est;
+      const size_t n = stats->size < sizeof c ? stats->size : sizeof c;
+      std::memcpy(reinterpret_cast<char*>(stats) + sizeof(size_t),
+                  reinterpret_cast<const char*>(&c) + sizeof(size_t), n - sizeof(size_t));
+    }
     return s.ok() ? r : s;
   });
 }

@@ -4,6 +4,7 @@
 #include "equarx/communicator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -60,7 +61,31 @@ CommStats Communicator::stats() const {
 
 Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType dtype,
                                const AllReduceOptions& options) {
+  return AllReduce(send, recv, count, dtype, options, AllReduceExtras{});
+}
+
+namespace {
+
+AllReduceStats ToStats(const codec::EncodeStats& e) {
+  AllReduceStats s;
+  s.encoded_values = e.values;
+  s.clipped = e.clipped;
+  s.sum_sq_err_est = e.sum_sq_err_est;
+  s.max_abs_err_est = e.max_abs_err_est;
+  if (e.values) {
+    s.rms_err_est = std::sqrt(e.sum_sq_err_est / double(e.values));
+    s.encoded_rms = std::sqrt(e.sum_sq_values / double(e.values));
+    if (s.encoded_rms > 0) s.rel_rms_err_est = s.rms_err_est / s.encoded_rms;
+  }
+  return s;
+}
+
+}  // namespace
+
+Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType dtype,
+                               const AllReduceOptions& options, const AllReduceExtras& extras) {
   Impl& m = *impl_;
+  if (extras.stats) *extras.stats = AllReduceStats{};
   transport::Transport* t = m.transport.get();
   const uint64_t seq = ++m.calls;
   const size_t microshards = options.microshards ? options.microshards : m.settings.microshards;
@@ -70,7 +95,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   // a failed call can match a later one.
   const uint64_t tag_base = seq << 32;
 
-  Status local = core::CheckLocal(send, recv, count, dtype, options, microshards);
+  Status local = core::CheckLocal(send, recv, count, dtype, options, microshards, extras.residual);
   if (options.algorithm == Algorithm::kAuto) {
     m.UseTuneFile(options.tune_file ? options.tune_file : m.settings.tune_file);
     if (local.ok() && !m.tune_status.ok()) local = m.tune_status;
@@ -85,7 +110,17 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   }
   if (count == 0) return Status::Ok();
   if (t->size() == 1) {
-    if (send != recv) std::memcpy(recv, send, count * DTypeSize(dtype));
+    if (extras.residual) {  // nothing is quantized: the result is send + residual, rounded
+      float* sum = reinterpret_cast<float*>(m.scratch.Bytes(count * sizeof(float)));
+      codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(dtype), 0},
+                              static_cast<const uint8_t*>(send), count, DType::kFloat32,
+                              extras.residual, sum);
+      codec::Convert(DType::kFloat32, sum, count, dtype, recv);
+      std::fill(extras.residual, extras.residual + count, 0.0f);
+      codec::AccumulateLoss(dtype, recv, sum, count, extras.residual);
+    } else if (send != recv) {
+      std::memcpy(recv, send, count * DTypeSize(dtype));
+    }
     return Status::Ok();
   }
 
@@ -100,7 +135,12 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   args.tag_base = tag_base;
   args.deadline = deadline;
   args.mode = options.mode;
-  return algo::Execute(plan, args, &m.scratch);
+  args.residual = extras.residual;
+  codec::EncodeStats encode_stats;
+  if (extras.stats) args.stats = &encode_stats;
+  Status st = algo::Execute(plan, args, &m.scratch);
+  if (extras.stats) *extras.stats = ToStats(encode_stats);
+  return st;
 }
 
 uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,

@@ -8,19 +8,32 @@
 namespace equarx::core {
 namespace {
 constexpr uint32_t kMagic = 0x45515258;  // "EQRX"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto* x = static_cast<const uint8_t*>(a);
+  const auto* y = static_cast<const uint8_t*>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
 }  // namespace
 
 Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
-                  const AllReduceOptions& o, size_t microshards) {
+                  const AllReduceOptions& o, size_t microshards, const float* residual) {
   if (uint8_t(dtype) > uint8_t(DType::kFloat16))
     return InvalidArgument("unsupported dtype " + std::to_string(int(dtype)));
   if (uint8_t(o.algorithm) > uint8_t(Algorithm::kAuto))
     return InvalidArgument("unknown algorithm " + std::to_string(int(o.algorithm)));
   if (o.phases != Phases::kRS && o.phases != Phases::kAG && o.phases != Phases::kRSAG)
     return InvalidArgument("unknown phases " + std::to_string(int(o.phases)));
-  if (uint8_t(o.codec) > uint8_t(Codec::kInt8))
+  if (uint8_t(o.codec) > uint8_t(Codec::kFp8E5M2))
     return InvalidArgument("unknown codec " + std::to_string(int(o.codec)));
+  if (uint8_t(o.rounding) > uint8_t(Rounding::kStochastic))
+    return InvalidArgument("unknown rounding " + std::to_string(int(o.rounding)));
+  if (o.rounding == Rounding::kStochastic && !SupportsStochasticRounding(o.codec))
+    return InvalidArgument("stochastic rounding needs int8 or int4, not " +
+                           std::string(CodecName(o.codec)));
   if (uint8_t(o.mode) > uint8_t(ExecutionMode::kCodecOnly))
     return InvalidArgument("unknown execution mode " + std::to_string(int(o.mode)));
   if (o.block < kMinBlock || o.block > kMaxBlock)
@@ -34,12 +47,17 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
   if (count == 0) return Status::Ok();
   if (!send) return InvalidArgument("send buffer is null");
   if (!recv) return InvalidArgument("recv buffer is null");
-  if (send != recv) {
-    const auto* s = static_cast<const uint8_t*>(send);
-    const auto* r = static_cast<const uint8_t*>(recv);
-    const size_t bytes = count * DTypeSize(dtype);
-    if (s < r + bytes && r < s + bytes)
-      return InvalidArgument("send and recv buffers overlap without being the same buffer");
+  const size_t bytes = count * DTypeSize(dtype);
+  if (send != recv && Overlap(send, bytes, recv, bytes))
+    return InvalidArgument("send and recv buffers overlap without being the same buffer");
+  if (residual) {
+    if (o.algorithm == Algorithm::kNaiveFp8)
+      return InvalidArgument("error feedback (residual) is not available with naive_fp8");
+    if (o.mode != ExecutionMode::kNormal)
+      return InvalidArgument("error feedback (residual) needs the normal execution mode");
+    const size_t rbytes = count * sizeof(float);
+    if (Overlap(residual, rbytes, send, bytes) || Overlap(residual, rbytes, recv, bytes))
+      return InvalidArgument("the residual buffer overlaps the send or recv buffer");
   }
   return Status::Ok();
 }
@@ -58,6 +76,8 @@ Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t
   d.algorithm = uint8_t(o.algorithm);
   d.phases = uint8_t(o.phases);
   d.codec = uint8_t(o.codec);
+  d.rounding = uint8_t(o.rounding);
+  d.seed = o.seed;
   d.f32_partials = o.f32_partials ? 1 : 0;
   d.mode = uint8_t(o.mode);
   d.tune_hash = o.algorithm == Algorithm::kAuto ? tune_hash : 0;
@@ -79,6 +99,8 @@ std::string Diff(const Descriptor& a, const Descriptor& b) {
   if (a.algorithm != b.algorithm) return f("algorithm", a.algorithm, b.algorithm);
   if (a.phases != b.phases) return f("phases", a.phases, b.phases);
   if (a.codec != b.codec) return f("codec", a.codec, b.codec);
+  if (a.rounding != b.rounding) return f("rounding", a.rounding, b.rounding);
+  if (a.seed != b.seed) return f("seed", a.seed, b.seed);
   if (a.mode != b.mode) return f("mode", a.mode, b.mode);
   if (a.tune_hash != b.tune_hash) return "a different tune table (EQUARX_TUNE_FILE) than rank 0";
   if (a.f32_partials != b.f32_partials) return f("f32_partials", a.f32_partials, b.f32_partials);

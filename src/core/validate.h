@@ -19,15 +19,17 @@ struct Descriptor {
   uint64_t quantize_min_bytes;
   uint32_t block;
   uint32_t microshards;
-  uint8_t dtype, algorithm, phases, codec, f32_partials, mode;
+  uint8_t dtype, algorithm, phases, codec, f32_partials, mode, rounding;
+  uint64_t seed;
   uint64_t tune_hash;   // hash of the tune table when algorithm is auto, else 0
   uint32_t error_code;  // StatusCode of the local check, 0 if fine
-  char error[64];       // its message, truncated
+  char error[112];      // its message, truncated
 };
 
-/// Checks this rank's arguments only. `microshards` is the resolved count.
+/// Checks this rank's arguments only. `microshards` is the resolved count; `residual` the
+/// error-feedback buffer (AllReduceExtras), or null.
 Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
-                  const AllReduceOptions& o, size_t microshards);
+                  const AllReduceOptions& o, size_t microshards, const float* residual = nullptr);
 
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t microshards,
                     uint64_t tune_hash, const Status& local);

@@ -371,6 +371,11 @@ TEST(Telemetry, PerBlockModelAndClipCount) {
         EXPECT_LE(real_sq, st.sum_sq_err_est) << FormatName(f);
       }
       EXPECT_LE(st.clipped, 10u);  // at most an edge ulp per block
+      // The values and their sum of squares (f64, element order).
+      double vsq = 0;
+      for (float v : x) vsq += double(v) * double(v);
+      EXPECT_EQ(st.values, x.size());
+      EXPECT_NEAR(st.sum_sq_values, vsq, vsq * 1e-12) << FormatName(f);
     }
   }
   // Accumulates across calls; counts |x*inv| > Q exactly.

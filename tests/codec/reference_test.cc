@@ -323,5 +323,33 @@ TEST(RawReference, RawFormatsConvertAndAccumulate) {
   }
 }
 
+// Error feedback's loss accumulation: residual += exact - got where finite, += 0 elsewhere;
+// the dispatched kernel gives the reference's bits for every dtype of `got`.
+TEST(AccumulateLoss, AddsFiniteDifferencesOnlyAndMatchesTheReference) {
+  const std::vector<float> exact = {1.5f, -2.0f, 3.0f, INFINITY, NAN, 1e30f, 0.1f, -0.0f, 7.0f};
+  const std::vector<float> got = {1.25f, -2.5f, INFINITY, INFINITY, 1.0f, -1e30f, 0.1f, 0.0f, 6.0f};
+  std::vector<float> res(exact.size(), 0.5f), res_ref(exact.size(), 0.5f);
+  ref::AccumulateLoss(DType::kFloat32, got.data(), exact.data(), exact.size(), res_ref.data());
+  AccumulateLoss(DType::kFloat32, got.data(), exact.data(), exact.size(), res.data());
+  const std::vector<float> want = {0.75f, 1.0f, 0.5f, 0.5f, 0.5f, 0.5f + 2e30f, 0.5f, 0.5f, 1.5f};
+  for (size_t i = 0; i < exact.size(); ++i) {
+    EXPECT_EQ(Bits(res[i]), Bits(res_ref[i])) << i;
+    EXPECT_EQ(res[i], want[i]) << i;
+  }
+  // bf16 / f16 results (converted exactly to f32 first), on a larger array.
+  std::mt19937 gen(3);
+  std::normal_distribution<float> nd;
+  for (DType t : {DType::kBFloat16, DType::kFloat16, DType::kFloat32}) {
+    std::vector<float> x(1000), r1(1000), r2(1000);
+    for (float& v : x) v = nd(gen);
+    for (size_t i = 0; i < x.size(); ++i) r1[i] = r2[i] = nd(gen) * 1e-3f;
+    std::vector<uint8_t> g(x.size() * DTypeSize(t));
+    ref::Convert(DType::kFloat32, x.data(), x.size(), t, g.data());
+    ref::AccumulateLoss(t, g.data(), x.data(), x.size(), r1.data());
+    AccumulateLoss(t, g.data(), x.data(), x.size(), r2.data());
+    EXPECT_EQ(0, std::memcmp(r1.data(), r2.data(), 4 * r1.size())) << DTypeName(t);
+  }
+}
+
 }  // namespace
 }  // namespace equarx::codec

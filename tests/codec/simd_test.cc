@@ -190,6 +190,8 @@ TEST_P(PerTarget, BlockFormatsMatchReference) {
           ASSERT_EQ(s_ref.clipped, s_simd.clipped);
           ASSERT_EQ(s_ref.sum_sq_err_est, s_simd.sum_sq_err_est);
           ASSERT_EQ(s_ref.max_abs_err_est, s_simd.max_abs_err_est);
+          ASSERT_EQ(s_ref.values, s_simd.values);
+          ASSERT_EQ(s_ref.sum_sq_values, s_simd.sum_sq_values);
           for (DType d : kDTypes) {
             std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
             ref::Decode(spec, w_ref.data(), n, d, y_ref.data());
@@ -209,6 +211,8 @@ TEST_P(PerTarget, BlockFormatsMatchReference) {
           ASSERT_EQ(d_ref.clipped, d_simd.clipped);
           ASSERT_EQ(d_ref.sum_sq_err_est, d_simd.sum_sq_err_est);
           ASSERT_EQ(d_ref.max_abs_err_est, d_simd.max_abs_err_est);
+          ASSERT_EQ(d_ref.values, d_simd.values);
+          ASSERT_EQ(d_ref.sum_sq_values, d_simd.sum_sq_values);
           std::vector<uint8_t> f_plain = f_ref;
           DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_plain.data());
           ASSERT_EQ(f_ref, f_plain) << "DecAccEnc without stats";

@@ -95,12 +95,14 @@ CASES = [
     (2, 1000, dict(algorithm="full", phases="rs+ag", block=4096)),
     (4, 5000, dict(algorithm="ring")),
     (3, 3000, dict(algorithm="naive_fp8")),
+    (4, 3001, dict(algorithm="two_shot", codec="int4", rounding="stochastic", seed=12345)),
+    (3, 2500, dict(algorithm="semi", codec="int8", rounding="stochastic", seed=7)),
 ] + [(3, 2000, dict(algorithm="full_bidir", codec=c)) for c in CODECS]
 
 
 def _flags(opts):
     names = {"algorithm": "--algo", "phases": "--phases", "codec": "--codec", "block": "--block",
-             "microshards": "--microshards"}
+             "microshards": "--microshards", "rounding": "--rounding", "seed": "--seed"}
     return list(itertools.chain.from_iterable((names[k], str(v)) for k, v in opts.items()))
 
 
@@ -116,3 +118,41 @@ def test_bitwise_equal_to_equarx_reduce(reduce_tool, tmp_path, rng, ranks, count
     mine = ys[0].astype(np.float32) if run_dtype == "bf16" else ys[0]  # the tool writes f32
     assert mine.dtype == tool.dtype and mine.shape == tool.shape
     assert np.array_equal(mine.view(np.uint8), tool.view(np.uint8))
+
+
+def test_codecs_and_roundings_are_listed():
+    assert {"int8", "int4", "fp8_e4m3", "fp8_e5m2"} <= set(CODECS)
+    assert set(equarx.roundings()) == {"nearest", "stochastic"}
+
+
+def test_stochastic_rounding_is_seeded(rng):
+    xs = inputs(3, 5000, rng)
+    a = equarx.allreduce(xs, algorithm="two_shot", codec="int4", rounding="stochastic", seed=1)[0]
+    b = equarx.allreduce(xs, algorithm="two_shot", codec="int4", rounding="stochastic", seed=1)[0]
+    c = equarx.allreduce(xs, algorithm="two_shot", codec="int4", rounding="stochastic", seed=2)[0]
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    with pytest.raises(equarx.InvalidArgumentError, match="stochastic rounding needs int8 or int4"):
+        equarx.allreduce(xs, codec="fp8_e5m2", rounding="stochastic")
+
+
+def test_error_feedback_conserves_the_sum_and_telemetry(rng):
+    g = equarx.InProcessGroup(3)
+    xs = inputs(3, 4000, rng)
+    res = [np.zeros(4000, np.float32) for _ in range(3)]
+    ys = g.allreduce(xs, algorithm="full", codec="int4", residuals=res, stats=True)
+    exact = np.sum(np.stack(xs).astype(np.float64), axis=0)
+    back = ys[0].astype(np.float64) + np.sum(np.stack(res).astype(np.float64), axis=0)
+    assert np.max(np.abs(back - exact)) < 1e-4          # only f32 rounding is left
+    assert np.max(np.abs(ys[0] - exact)) > 0.05          # int4 itself loses far more
+    assert len(g.last_stats) == 3
+    for st in g.last_stats:
+        assert st["encoded_values"] == 4000 and st["rms_err_est"] > 0 and 0 < st["rel_rms_err_est"] < 1
+    # Without stats=True nothing is kept; bad residuals are clear errors.
+    g.allreduce(xs)
+    assert g.last_stats is None
+    with pytest.raises(equarx.InvalidArgumentError, match="float32"):
+        g.allreduce(xs, residuals=[np.zeros(4000, np.float64)] * 3)
+    with pytest.raises(equarx.MismatchError, match="elements"):
+        g.allreduce(xs, residuals=[np.zeros(10, np.float32)] * 3)
+    with pytest.raises(equarx.InvalidArgumentError, match="residuals"):
+        g.allreduce(xs, residuals=res[:2])

@@ -110,6 +110,31 @@ double Grow(int k, double f, double mag) { return (std::pow(1.0 + f, k) - 1.0) *
 
 }  // namespace
 
+double EncodeErrorPerAbsmax(const AllReduceOptions& o) {
+  // Nearest: half a code step at the top of the range (int: 1/(2Q); fp8: 2^-(mantissa bits+1)
+  // of the value, at most of the absmax), with slack for the f32 scale and product roundings.
+  // Stochastic: less than one step, with slack for floor(y + u) rounding y + u in f32.
+  const bool sr = o.rounding == Rounding::kStochastic;
+  const double near = 1 + 0x1p-18, stoch = 1 + 0x1p-14;
+  switch (o.codec) {
+    case Codec::kInt8: return sr ? stoch / 127.0 : near / 254.0;
+    case Codec::kInt4: return sr ? stoch / 7.0 : near / 14.0;
+    case Codec::kFp8E4M3: return 0x1p-4 * near;
+    case Codec::kFp8E5M2: return 0x1p-3 * near;
+  }
+  return 1.0;
+}
+
+double FlaggedBlockFactor(Codec c) {
+  switch (c) {
+    case Codec::kInt8: return 127.0 / 126.0;
+    case Codec::kInt4: return 7.0 / 6.0;
+    case Codec::kFp8E4M3: return 448.0 / 416.0;
+    case Codec::kFp8E5M2: return 1.0;
+  }
+  return 1.0;
+}
+
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
                                DType dtype) {
   const int n = int(inputs.size());
@@ -137,7 +162,7 @@ std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduc
       }
   const double e = UnitRoundoff(dtype);
   const double add = 0x1p-23;                     // f32 additions, with margin
-  const double u = (1.0 / 254.0) * (1 + 0x1p-18);  // one int8 encode, with the codec's slack
+  const double u = EncodeErrorPerAbsmax(o);  // one encode, per unit of the block's absmax
   const bool quantized = IsQuantized(o.algorithm);
   const bool rs_q = quantized && o.algorithm != Algorithm::kNaiveFp8 && o.phases != Phases::kAG;
   const bool ag_q = quantized && o.algorithm != Algorithm::kNaiveFp8 && o.phases != Phases::kRS;

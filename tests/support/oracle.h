@@ -45,6 +45,13 @@ std::vector<Buffer> MakeInputs(int ranks, size_t n, DType dtype, uint64_t seed,
 /// Exact sum over ranks in f64.
 std::vector<double> ExactSum(const std::vector<Buffer>& inputs);
 
+/// Largest error of one encode of the options' codec and rounding, as a fraction of the
+/// block's absmax.
+double EncodeErrorPerAbsmax(const AllReduceOptions& o);
+/// How much larger the error may be in a block that holds NaN/Inf (coded with a smaller
+/// range, docs/wire_format.md): Q / Q_flag.
+double FlaggedBlockFactor(Codec c);
+
 /// Per element, an upper bound of |result - exact| for this configuration on these inputs
 /// (see oracle.cc for the derivation). Inputs must be finite.
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,

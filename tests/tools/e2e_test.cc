@@ -200,6 +200,10 @@ TEST_F(ReduceTest, UsageErrorsExit2) {
            {Join(paths), "missing --out"},
            {out, "no input files"},
            {" --frobnicate" + out + Join(paths), "--frobnicate"},
+           {" --rounding up" + out + Join(paths), "unknown rounding 'up'"},
+           {" --codec fp8_e4m3 --rounding stochastic" + out + Join(paths), "needs an integer codec"},
+           {" --seed -1" + out + Join(paths), "--seed"},
+           {" --residual-in '" + Path("r.npy") + "'" + out + Join(paths), "lists 1 files for 2 ranks"},
        }) {
     const Proc p = RunCommand(kReduce + c.args);
     EXPECT_EQ(p.code, 2) << c.args << "\n" << p.output;
@@ -210,7 +214,8 @@ TEST_F(ReduceTest, UsageErrorsExit2) {
 TEST_F(ReduceTest, HelpListsTables) {
   const Proc p = RunCommand(kReduce + " --help");
   EXPECT_EQ(p.code, 0);
-  for (const char* s : {"ring", "full_bidir", "semi", "naive_fp8", "rs+ag", "int8", "--microshards"})
+  for (const char* s : {"ring", "full_bidir", "semi", "naive_fp8", "two_shot", "rs+ag", "int8", "int4",
+                        "fp8_e4m3", "fp8_e5m2", "stochastic", "--microshards", "--seed", "--residual-out"})
     EXPECT_NE(p.output.find(s), std::string::npos) << s;
 }
 
@@ -225,6 +230,75 @@ TEST_F(ReduceTest, EveryQuantizedConfigAgreesAcrossRanks) {
   }
 }
 
+// Every codec and stochastic rounding from the command line: the same seed gives the same
+// bytes, another seed other bytes; --stats prints each rank's telemetry.
+TEST_F(ReduceTest, CodecsRoundingAndTelemetry) {
+  const auto paths = WriteInputs(3, {4099}, Distribution::kNormal);
+  auto run = [&](const std::string& args, const std::string& out) {
+    const Proc p = RunCommand(kReduce + args + " --out '" + Path(out) + "'" + Join(paths));
+    EXPECT_EQ(p.code, 0) << args << "\n" << p.output;
+    NpyArray a;
+    EXPECT_TRUE(ReadNpy(Path(out), &a).ok()) << args;
+    return std::make_pair(p, a.f32);
+  };
+  for (const char* codec : {"int8", "int4", "fp8_e4m3", "fp8_e5m2"})
+    for (const char* algo : {"full", "two_shot"}) {
+      auto [p, y] = run(std::string(" --algo ") + algo + " --codec " + codec + " --stats", "o.npy");
+      EXPECT_NE(p.output.find(std::string("codec ") + codec), std::string::npos) << p.output;
+      EXPECT_NE(p.output.find("telemetry rank 2: encoded 4099 values"), std::string::npos) << p.output;
+    }
+  const auto a = run(" --algo two_shot --codec int4 --rounding stochastic --seed 7", "a.npy").second;
+  const auto b = run(" --algo two_shot --codec int4 --rounding stochastic --seed 7", "b.npy").second;
+  const auto c = run(" --algo two_shot --codec int4 --rounding stochastic --seed 8", "c.npy").second;
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+// Error feedback through files: --residual-out writes one residual per rank, --residual-in
+// reads them back; residuals + result conserve the sum of the inputs (+ old residuals).
+TEST_F(ReduceTest, ErrorFeedbackResidualFiles) {
+  std::vector<NpyArray> in;
+  const auto paths = WriteInputs(3, {2, 500}, Distribution::kNormal, &in);
+  const std::string prefix = Path("res");
+  Proc p = RunCommand(kReduce + " --codec int4 --residual-out '" + prefix + "' --out '" + Path("o1.npy") + "'" +
+                      Join(paths));
+  ASSERT_EQ(p.code, 0) << p.output;
+  EXPECT_NE(p.output.find("error feedback"), std::string::npos) << p.output;
+  std::vector<NpyArray> res(3);
+  NpyArray out;
+  ASSERT_TRUE(ReadNpy(Path("o1.npy"), &out).ok());
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(ReadNpy(prefix + std::to_string(r) + ".npy", &res[size_t(r)]).ok());
+    EXPECT_EQ(res[size_t(r)].shape, (std::vector<size_t>{2, 500}));
+  }
+  double worst = 0, lost = 0;
+  for (size_t i = 0; i < out.count(); ++i) {
+    double exact = 0, mag = 0, back = out.f32[i];
+    for (int r = 0; r < 3; ++r) {
+      exact += in[size_t(r)].f32[i];
+      mag += std::fabs(in[size_t(r)].f32[i]);
+      back += res[size_t(r)].f32[i];
+    }
+    worst = std::max(worst, std::fabs(back - exact) / (mag + 1e-30));
+    lost = std::max(lost, std::fabs(out.f32[i] - exact));
+  }
+  EXPECT_LT(worst, 1e-5);  // f32 rounding only
+  EXPECT_GT(lost, 1e-2);   // while int4 itself lost much more
+  // Feeding the residuals back in: accepted, and a second output is written.
+  const std::string list = prefix + "0.npy," + prefix + "1.npy," + prefix + "2.npy";
+  p = RunCommand(kReduce + " --codec int4 --residual-in '" + list + "' --out '" + Path("o2.npy") + "'" + Join(paths));
+  EXPECT_EQ(p.code, 0) << p.output;
+  // A residual of the wrong shape is a clear error.
+  NpyArray small;
+  small.shape = {7};
+  small.f32.assign(7, 0.0f);
+  ASSERT_TRUE(WriteNpy(Path("small.npy"), small).ok());
+  p = RunCommand(kReduce + " --residual-in '" + prefix + "0.npy," + prefix + "1.npy," + Path("small.npy") + "' --out '" +
+                 Path("o3.npy") + "'" + Join(paths));
+  EXPECT_EQ(p.code, 1) << p.output;
+  EXPECT_NE(p.output.find("must be float32 of shape (2, 500)"), std::string::npos) << p.output;
+}
+
 // The quick run must produce a complete report whatever the numbers are (exit 0 = all
 // anchors met, 1 = some anchor missed; never a crash or usage error).
 TEST(AccuracyTool, QuickRunWritesReport) {
@@ -234,7 +308,8 @@ TEST(AccuracyTool, QuickRunWritesReport) {
   std::ifstream f(md);
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   for (const char* s : {"Table I", "--quick", "naive_fp8", "semi rs+ag", "full_bidir ag", "## 2.", "## 3.",
-                        "heavy", "Result: "})
+                        "heavy", "## 4.", "| int4 | stochastic | two_shot rs+ag |", "| fp8_e5m2 | nearest |",
+                        "## 5.", "Result: "})
     EXPECT_NE(text.find(s), std::string::npos) << s;
   EXPECT_EQ(text.find("| NO |"), std::string::npos) << "all ranks agree bitwise";
   EXPECT_EQ(p.code == 0, text.find("Result: OK") != std::string::npos) << "exit status matches the verdict";
@@ -250,6 +325,9 @@ TEST(AccuracyTool, QuickRunMeetsPaperAnchors) {
 TEST(AccuracyTool, UsageErrorsExit2) {
   EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --bogus").code, 2);
   EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --block 3").code, 2);
+  EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --codec int3").code, 2);
+  EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --algo two_shot,bogus").code, 2);
+  EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --rounding up").code, 2);
   EXPECT_EQ(RunCommand(std::string(EQUARX_ACCURACY_PATH) + " --help").code, 0);
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -112,6 +113,69 @@ TEST(CApi, OlderShorterConfigGetsDefaultsForNewFields) {
     EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
     EXPECT_EQ(data[r][0], 2.0f);
   }
+  for (auto c : comms) equarxCommDestroy(c);
+}
+
+// A config from before `rounding` and `seed` existed still works (nearest rounding).
+TEST(CApi, ConfigWithoutRoundingFieldsIsNearest) {
+  const int n = 2;
+  std::vector<equarxComm_t> comms(n);
+  ASSERT_EQ(equarxCommCreateInProcess(n, comms.data()), equarxSuccess);
+  std::vector<std::vector<float>> data(n, std::vector<float>(500, 0.3f));
+  std::vector<equarxConfig_t> cfg(n);
+  for (auto& c : cfg) {
+    equarxConfigInit(&c);
+    c.rounding = 77;  // garbage beyond the old size
+    c.size = offsetof(equarxConfig_t, rounding);
+  }
+  auto res = RunAll(comms, cfg, data);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
+  for (auto c : comms) equarxCommDestroy(c);
+}
+
+// equarxAllReduceEx: int4 with stochastic rounding, error feedback and telemetry from C.
+TEST(CApi, AllReduceExWithResidualAndStats) {
+  const int n = 3;
+  const size_t count = 4096;
+  std::vector<equarxComm_t> comms(n);
+  ASSERT_EQ(equarxCommCreateInProcess(n, comms.data()), equarxSuccess);
+  std::vector<std::vector<float>> data(n), out(n, std::vector<float>(count)),
+      residual(n, std::vector<float>(count, 0.0f));
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < count; ++i) data[r].push_back(float(std::sin(double(i) * 0.01 + r)));
+  std::vector<equarxStats_t> stats(n);
+  std::vector<equarxResult_t> res(n);
+  auto call = [&](bool bad_stats) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+      threads.emplace_back([&, r] {
+        equarxConfig_t c = EQUARX_CONFIG_INITIALIZER;
+        c.algorithm = equarxAlgoTwoShot;
+        c.codec = equarxCodecInt4;
+        c.rounding = equarxRoundStochastic;
+        c.seed = 42;
+        equarxStats_t s = EQUARX_STATS_INITIALIZER;
+        if (bad_stats && r == 1) s.size = 0;
+        res[r] = equarxAllReduceEx(data[r].data(), out[r].data(), count, equarxFloat32, &c,
+                                   residual[r].data(), &s, comms[r]);
+        stats[r] = s;
+      });
+    for (auto& t : threads) t.join();
+  };
+  call(false);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
+    EXPECT_EQ(stats[r].encoded_values, count);
+    EXPECT_GT(stats[r].rms_err_est, 0.0);
+    EXPECT_GT(stats[r].rel_rms_err_est, 0.0);
+    EXPECT_EQ(out[r], out[0]);
+    double sq = 0;
+    for (float e : residual[r]) sq += double(e) * e;
+    EXPECT_GT(sq, 0.0);  // int4 loses something, and the residual keeps it
+  }
+  call(true);  // an uninitialised stats struct on rank 1: every rank fails
+  for (int r = 0; r < n; ++r) EXPECT_EQ(res[r], equarxInvalidArgument) << r;
+  EXPECT_NE(std::string(equarxCommGetLastError(comms[1])).find("EQUARX_STATS_INITIALIZER"), std::string::npos);
   for (auto c : comms) equarxCommDestroy(c);
 }
 

@@ -54,7 +54,8 @@ Status Bf16Experiment::Create(int ranks, size_t count, const GenSpec& gen,
   return Status::Ok();
 }
 
-Status Bf16Experiment::Run(const AllReduceOptions& options, RunResult* out, bool with_stats) {
+Status Bf16Experiment::Run(const AllReduceOptions& options, RunResult* out, bool with_stats,
+                           const std::vector<AllReduceExtras>* extras) {
   std::vector<const void*> send;
   std::vector<void*> recv;
   for (int r = 0; r < ranks_; ++r) {
@@ -63,7 +64,7 @@ Status Bf16Experiment::Run(const AllReduceOptions& options, RunResult* out, bool
     std::fill(results_[size_t(r)].begin(), results_[size_t(r)].end(), uint16_t(0x7FC1));  // poison
   }
   *out = RunResult();
-  EQUARX_RETURN_IF_ERROR(group_->AllReduce(send, recv, count_, DType::kBFloat16, options, &out->call));
+  EQUARX_RETURN_IF_ERROR(group_->AllReduce(send, recv, count_, DType::kBFloat16, options, &out->call, extras));
   out->first_bad_rank = FirstDifferentRank(recv, count_ * sizeof(uint16_t));
   if (!with_stats) return Status::Ok();
   const uint16_t* got = results_[0].data();
@@ -72,6 +73,10 @@ Status Bf16Experiment::Run(const AllReduceOptions& options, RunResult* out, bool
 }
 
 void Bf16Experiment::Measure(const std::function<float(size_t)>& got, RunResult* out) const {
+  out->err = MeasureValues(got);
+}
+
+ErrorStats Bf16Experiment::MeasureValues(const std::function<float(size_t)>& got) const {
   const size_t chunks = (count_ + kChunk - 1) / kChunk;
   std::vector<ErrorAccumulator> parts(chunks);
   ParallelChunks(count_, kChunk, [&](size_t k, size_t b, size_t end) {
@@ -79,7 +84,7 @@ void Bf16Experiment::Measure(const std::function<float(size_t)>& got, RunResult*
   });
   ErrorAccumulator all;
   for (const ErrorAccumulator& p : parts) all.Merge(p);
-  out->err = all.Finish();
+  return all.Finish();
 }
 
 }  // namespace equarx::tools

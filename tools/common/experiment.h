@@ -43,8 +43,17 @@ class Bf16Experiment {
   size_t count() const { return count_; }
   InProcessGroup& group() { return *group_; }
 
-  /// One AllReduce with `options`; fills `out` (statistics only if `with_stats`).
-  Status Run(const AllReduceOptions& options, RunResult* out, bool with_stats = true);
+  /// One AllReduce with `options` (and per-rank `extras`: error feedback, telemetry); fills
+  /// `out` (statistics only if `with_stats`).
+  Status Run(const AllReduceOptions& options, RunResult* out, bool with_stats = true,
+             const std::vector<AllReduceExtras>* extras = nullptr);
+
+  /// Rank r's bf16 input.
+  const uint16_t* input(int r) const { return inputs_[size_t(r)].data(); }
+  /// Rank r's bf16 result of the last Run.
+  const uint16_t* result(int r) const { return results_[size_t(r)].data(); }
+  /// Statistics of got(i) (an f32 value per element) against the reference.
+  ErrorStats MeasureValues(const std::function<float(size_t)>& got) const;
 
 
  private:

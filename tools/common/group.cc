@@ -32,10 +32,12 @@ Status InProcessGroup::Create(int ranks, std::unique_ptr<InProcessGroup>* out) {
 
 Status InProcessGroup::AllReduce(const std::vector<const void*>& send, const std::vector<void*>& recv,
                                  size_t count, DType dtype, const AllReduceOptions& options,
-                                 GroupCallResult* result) {
+                                 GroupCallResult* result, const std::vector<AllReduceExtras>* extras) {
   const size_t n = comms_.size();
   if (send.size() != n || recv.size() != n)
     return InvalidArgument("need one send and one recv buffer per rank");
+  if (extras && extras->size() != n) return InvalidArgument("need one AllReduceExtras per rank");
+  const AllReduceExtras none;
   std::vector<uint64_t> before(n);
   for (size_t r = 0; r < n; ++r) before[r] = comms_[r]->stats().bytes_sent;
   std::vector<Status> status(n);
@@ -46,7 +48,8 @@ Status InProcessGroup::AllReduce(const std::vector<const void*>& send, const std
     threads.emplace_back([&, r] {
       ready.count_down();
       go.wait();
-      status[r] = comms_[r]->AllReduce(send[r], recv[r], count, dtype, options);
+      status[r] = comms_[r]->AllReduce(send[r], recv[r], count, dtype, options,
+                                       extras ? (*extras)[r] : none);
     });
   }
   ready.arrive_and_wait();

@@ -33,11 +33,12 @@ class InProcessGroup {
   int size() const { return int(comms_.size()); }
   Communicator& comm(int r) { return *comms_[size_t(r)]; }
 
-  /// AllReduce of send[r] -> recv[r] on every rank r at once. Returns the first failing
-  /// rank's status (prefixed with the rank) or ok.
+  /// AllReduce of send[r] -> recv[r] on every rank r at once, with (*extras)[r] if given.
+  /// Returns the first failing rank's status (prefixed with the rank) or ok.
   Status AllReduce(const std::vector<const void*>& send, const std::vector<void*>& recv,
                    size_t count, DType dtype, const AllReduceOptions& options,
-                   GroupCallResult* result);
+                   GroupCallResult* result,
+                   const std::vector<AllReduceExtras>* extras = nullptr);
 
  private:
   std::vector<std::unique_ptr<Communicator>> comms_;

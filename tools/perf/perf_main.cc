@@ -32,6 +32,7 @@ struct Config {
   Phases phases = Phases::kRSAG;
   bool quantized = false;
   ExecutionMode mode = ExecutionMode::kNormal;
+  Codec codec = Codec::kInt8;
 };
 
 const char* ModeName(ExecutionMode m) {
@@ -42,7 +43,7 @@ struct Settings {
   size_t min_bytes = 1 << 20, max_bytes = 1 << 20, factor = 2;
   uint64_t iters = 20, warmup = 5, check = 1, ranks = 4, seed = 1;
   std::string dtype = "bf16", algos = "ring,full_bidir", phases = "rs+ag", codec = "int8";
-  std::string dist = "normal", json;
+  std::string dist = "normal", json, rounding = "nearest";
   size_t block = kDefaultBlock;
   uint64_t microshards = 0;
   bool f32_partials = false;
@@ -144,7 +145,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
     std::printf("# equarx-perf: %d ranks (%s), dtype %s, data %s, SIMD %s\n", n,
                 w.transport().c_str(), s.dtype.c_str(), s.dist.c_str(),
                 codec::TargetName(codec::CurrentTarget()).c_str());
-    std::printf("# %10s %10s %5s %10s %6s %5s %5s %10s %8s %8s %12s %9s %9s %7s\n", "size", "count",
+    std::printf("# %10s %10s %5s %10s %6s %8s %5s %10s %8s %8s %12s %9s %9s %7s\n", "size", "count",
                 "type", "algo", "phases", "codec", "block", "time(us)", "algbw", "busbw",
                 "wire(B/rank)", "maxabs", "relrms", "#wrong");
     if (!s.json.empty()) {
@@ -165,7 +166,9 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       AllReduceOptions o;
       if (c.algo != "mpi") o.algorithm = *ParseAlgorithm(c.algo);
       o.phases = c.phases;
-      o.codec = *ParseCodec(s.codec);
+      o.codec = c.codec;
+      o.rounding = *ParseRounding(s.rounding);
+      o.seed = s.seed;
       o.block = s.block;
       o.microshards = s.microshards;
       o.f32_partials = s.f32_partials;
@@ -215,9 +218,10 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       const double busbw = algbw * 2.0 * (n - 1) / n;
       std::string ph = (c.quantized ? std::string(PhasesName(c.phases)) : "-");
       if (c.mode != ExecutionMode::kNormal) ph += std::string("/") + ModeName(c.mode);
-      const std::string codec_name = c.quantized && c.algo != "naive_fp8" ? s.codec : "-";
+      std::string codec_name = c.quantized && c.algo != "naive_fp8" ? std::string(CodecName(c.codec)) : "-";
+      if (codec_name != "-" && o.rounding == Rounding::kStochastic) codec_name += "/sr";
       const size_t block = c.quantized && c.algo != "naive_fp8" ? s.block : 0;
-      std::printf("  %10zu %10zu %5s %10s %6s %5s %5zu %10.1f %8.3f %8.3f %12.0f %9.3g %9.3g %7llu%s\n",
+      std::printf("  %10zu %10zu %5s %10s %6s %8s %5zu %10.1f %8.3f %8.3f %12.0f %9.3g %9.3g %7llu%s\n",
                   count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
                   codec_name.c_str(), block, t * 1e6, algbw, busbw, mpi ? 0.0 : wire, e.max_abs,
                   e.rel_rms, (unsigned long long)e.wrong,
@@ -257,9 +261,10 @@ int main(int argc, char** argv) {
   p.AddString("datatype", &s.dtype, "-d: f32, bf16 or f16");
   p.AddString("data", &s.dist, "-D: normal, uniform, heavy or integer");
   p.AddString("json", &s.json, "-J: write one JSON object per row to FILE", "FILE");
-  p.AddString("algo", &s.algos, "comma-separated: ring, full, full_bidir, semi, naive_fp8, mpi");
+  p.AddString("algo", &s.algos, "comma-separated: ring, full, full_bidir, semi, two_shot, naive_fp8, auto, mpi");
   p.AddString("phases", &s.phases, "comma-separated: rs, ag, rs+ag (quantized algorithms)");
-  p.AddString("codec", &s.codec, "codec of the quantized phases (int8)");
+  p.AddString("codec", &s.codec, "comma-separated codecs of the quantized phases: int8, int4, fp8_e4m3, fp8_e5m2");
+  p.AddString("rounding", &s.rounding, "nearest or stochastic (int codecs; seeded with --seed)");
   p.AddSize("block", &s.block, "elements per scale block");
   p.AddUint("microshards", &s.microshards, "microshards per shard (0 = default)");
   p.AddFlag("f32-partials", &s.f32_partials, "unquantized RS hops carry f32");
@@ -267,7 +272,7 @@ int main(int argc, char** argv) {
             "after each quantized row also time its wire-only and codec-only halves and print the "
             "overlap efficiency max(wire, codec) / full");
   p.AddUint("ranks", &s.ranks, "in-process ranks (ignored under mpirun)");
-  p.AddUint("seed", &s.seed, "data seed");
+  p.AddUint("seed", &s.seed, "seed of the data and of stochastic rounding");
   for (auto [c, name] : {std::pair{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},
                          {'n', "iters"}, {'w', "warmup_iters"}, {'c', "check"}, {'d', "datatype"},
                          {'J', "json"}, {'D', "data"}})
@@ -292,23 +297,30 @@ int main(int argc, char** argv) {
       configs.push_back({a, Phases::kRSAG, a == "naive_fp8"});
       continue;
     }
-    for (const std::string& ph : Split(s.phases)) {
-      auto pp = ParsePhases(ph);
-      if (!pp) {
-        std::fprintf(stderr, "equarx-perf: unknown phases '%s'\n", ph.c_str());
+    for (const std::string& cs : Split(s.codec)) {
+      const auto codec = ParseCodec(cs);
+      if (!codec) {
+        std::fprintf(stderr, "equarx-perf: unknown codec '%s'\n", cs.c_str());
         return 2;
       }
-      configs.push_back({a, *pp, true});
-      if (s.overlap) {
-        configs.push_back({a, *pp, true, ExecutionMode::kWireOnly});
-        configs.push_back({a, *pp, true, ExecutionMode::kCodecOnly});
+      for (const std::string& ph : Split(s.phases)) {
+        auto pp = ParsePhases(ph);
+        if (!pp) {
+          std::fprintf(stderr, "equarx-perf: unknown phases '%s'\n", ph.c_str());
+          return 2;
+        }
+        configs.push_back({a, *pp, true, ExecutionMode::kNormal, *codec});
+        if (s.overlap) {
+          configs.push_back({a, *pp, true, ExecutionMode::kWireOnly, *codec});
+          configs.push_back({a, *pp, true, ExecutionMode::kCodecOnly, *codec});
+        }
       }
     }
   }
-  if (!ParseDType(s.dtype) || !tools::ParseDistribution(s.dist) || !ParseCodec(s.codec) ||
+  if (!ParseDType(s.dtype) || !tools::ParseDistribution(s.dist) || !ParseRounding(s.rounding) ||
       s.factor < 2 || s.min_bytes == 0 || s.min_bytes > s.max_bytes || s.iters == 0 ||
       s.ranks < 1 || s.ranks > 4096) {
-    std::fprintf(stderr, "equarx-perf: bad dtype, data, codec, sizes, iterations or ranks\n");
+    std::fprintf(stderr, "equarx-perf: bad dtype, data, rounding, sizes, iterations or ranks\n");
     return 2;
   }
   auto body = [&](World& w) { Body(s, configs, w); };

@@ -1,6 +1,8 @@
 // equarx-reduce — AllReduce of .npy files with an N-rank in-process group.
 //
 //   equarx-reduce [--algo A] [--phases P] [--codec C] [--block B] [--microshards M]
+//                 [--rounding nearest|stochastic] [--seed S] [--stats]
+//                 [--residual-in R0.npy,R1.npy,...] [--residual-out PREFIX]
 //                 [--dtype bf16|f16|f32] --out OUT.npy IN0.npy ... IN{N-1}.npy
 //
 // Input i is rank i's buffer (float32 or float16 .npy, all the same shape and dtype). The
@@ -8,11 +10,15 @@
 // (RNE) and writes float32 holding the bf16 results; f16 writes float16; f32 writes float32.
 // Rank 0's result is written with the input shape; the tool fails if any rank's result
 // differs bitwise from rank 0's (a hard guarantee of the library). It prints the wire bytes
-// each rank sent (Communicator::stats().bytes_sent) and the elapsed time.
+// each rank sent (Communicator::stats().bytes_sent) and the elapsed time; with --stats also each
+// rank's encode telemetry (AllReduceStats). Error feedback: --residual-in gives each rank's
+// starting residual (float32 .npy of the input's shape; zeros if absent) and --residual-out
+// writes each rank's new residual to PREFIX<r>.npy; either one turns error feedback on.
 // Exit codes: 0 ok, 1 runtime error (bad file, shape mismatch, collective failure, ranks
 // disagree), 2 usage error.
 #include <cstdio>
 #include <cstring>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,17 +48,19 @@ std::string TableLines(const EnumInfo* t, size_t n) {
 }
 
 std::string HelpText(const ArgParser& p) {
-  size_t na, np, nc;
+  size_t na, np, nc, nr;
   const EnumInfo* a = AlgorithmTable(&na);
   const EnumInfo* ph = PhasesTable(&np);
   const EnumInfo* c = CodecTable(&nc);
+  const EnumInfo* ro = RoundingTable(&nr);
   return p.Help() +
          "\nRuns an N-rank in-process AllReduce of the N input arrays (rank i gets IN_i) and\n"
          "writes rank 0's result. Inputs: float32 ('<f4') or float16 ('<f2') .npy, same shape.\n"
          "--dtype bf16 rounds the inputs to bf16 and writes float32 holding the bf16 results.\n"
          "Exit status: 0 ok, 1 runtime error, 2 usage error.\n\nalgorithms (--algo):\n" +
          TableLines(a, na) + "\nphases (--phases):\n" + TableLines(ph, np) +
-         "\ncodecs (--codec):\n" + TableLines(c, nc);
+         "\ncodecs (--codec):\n" + TableLines(c, nc) + "\nroundings (--rounding):\n" +
+         TableLines(ro, nr);
 }
 
 int Usage(const std::string& msg) {
@@ -91,15 +99,24 @@ void ToRunDType(const NpyArray& a, DType run, std::vector<uint8_t>* buf) {
 int Main(int argc, char** argv) {
   const AllReduceOptions defaults;
   std::string algo_s(AlgorithmName(defaults.algorithm)), phases_s(PhasesName(defaults.phases)),
-      codec_s(CodecName(defaults.codec)), dtype_s, out_path;
+      codec_s(CodecName(defaults.codec)), rounding_s(RoundingName(defaults.rounding)), dtype_s,
+      out_path, residual_in, residual_out;
   size_t block = kDefaultBlock, microshards = 0;
-  uint64_t timeout_ms = 0;
+  uint64_t timeout_ms = 0, seed = 0;
+  bool print_stats = false;
   ArgParser p("equarx-reduce", "[options] --out OUT.npy IN0.npy [IN1.npy ...]");
   p.AddString("algo", &algo_s, "algorithm (default " + algo_s + "; see below)", "A");
   p.AddString("phases", &phases_s, "quantized phases: rs, ag, rs+ag (default " + phases_s + ")", "P");
   p.AddString("codec", &codec_s, "wire codec (default " + codec_s + ")", "C");
   p.AddSize("block", &block, "elements per scale block (default " + std::to_string(kDefaultBlock) + ")", "B");
   p.AddSize("microshards", &microshards, "pipeline pieces per shard (0 = library default)", "M");
+  p.AddString("rounding", &rounding_s, "nearest or stochastic (int8/int4 only; default nearest)", "R");
+  p.AddUint("seed", &seed, "seed of stochastic rounding (default 0): same seed, same bits", "S");
+  p.AddFlag("stats", &print_stats, "print each rank's encode telemetry (estimated error, clips)");
+  p.AddString("residual-in", &residual_in,
+              "error feedback: comma list of one float32 .npy residual per rank (default zeros)", "LIST");
+  p.AddString("residual-out", &residual_out,
+              "error feedback: write rank r's new residual to PREFIX<r>.npy", "PREFIX");
   p.AddString("dtype", &dtype_s, "bf16|f16|f32: dtype of the AllReduce (default: the files')", "T");
   p.AddUint("timeout-ms", &timeout_ms, "per-call deadline in ms (0 = library default)", "MS");
   p.AddString("out", &out_path, "output .npy file (rank 0's result)", "OUT");
@@ -115,6 +132,10 @@ int Main(int argc, char** argv) {
   if (!phases) return Usage("unknown phases '" + phases_s + "' (rs, ag or rs+ag)");
   const auto codec = ParseCodec(codec_s);
   if (!codec) return Usage("unknown codec '" + codec_s + "'");
+  const auto rounding = ParseRounding(rounding_s);
+  if (!rounding) return Usage("unknown rounding '" + rounding_s + "' (nearest or stochastic)");
+  if (*rounding == Rounding::kStochastic && !SupportsStochasticRounding(*codec))
+    return Usage("--rounding stochastic needs an integer codec (int8, int4), not " + codec_s);
   if (block < kMinBlock || block > kMaxBlock)
     return Usage("--block " + std::to_string(block) + " is out of range [" +
                  std::to_string(kMinBlock) + ", " + std::to_string(kMaxBlock) + "]");
@@ -133,6 +154,8 @@ int Main(int argc, char** argv) {
   opt.algorithm = *algo;
   opt.phases = *phases;
   opt.codec = *codec;
+  opt.rounding = *rounding;
+  opt.seed = seed;
   opt.block = block;
   opt.microshards = microshards;
   opt.timeout_ms = uint32_t(timeout_ms);
@@ -164,6 +187,35 @@ int Main(int argc, char** argv) {
   for (size_t d : shape) count *= d;
   const size_t bytes = count * DTypeSize(run);
 
+  // Error feedback: one f32 residual per rank, from --residual-in or zeros.
+  const bool feedback = !residual_in.empty() || !residual_out.empty();
+  std::vector<std::vector<float>> residual;
+  if (feedback) {
+    residual.assign(inputs.size(), std::vector<float>(count, 0.0f));
+    if (!residual_in.empty()) {
+      std::vector<std::string> paths;
+      std::stringstream list(residual_in);
+      for (std::string item; std::getline(list, item, ',');) paths.push_back(item);
+      if (paths.size() != inputs.size())
+        return Usage("--residual-in lists " + std::to_string(paths.size()) + " files for " +
+                     std::to_string(inputs.size()) + " ranks");
+      for (size_t r = 0; r < paths.size(); ++r) {
+        NpyArray a;
+        if (Status s = ReadNpy(paths[r], &a); !s.ok()) return Fail(s.message());
+        if (a.dtype != NpyDType::kFloat32 || a.shape != shape)
+          return Fail(paths[r] + " must be float32 of shape " + ShapeString(shape) + " (it is " +
+                      NpyDTypeName(a.dtype) + " " + ShapeString(a.shape) + ")");
+        residual[r] = std::move(a.f32);
+      }
+    }
+  }
+  std::vector<AllReduceExtras> extras(inputs.size());
+  std::vector<AllReduceStats> stats(inputs.size());
+  for (size_t r = 0; r < inputs.size(); ++r) {
+    if (feedback) extras[r].residual = residual[r].data();
+    if (print_stats) extras[r].stats = &stats[r];
+  }
+
   std::unique_ptr<InProcessGroup> group;
   if (Status s = InProcessGroup::Create(ranks, &group); !s.ok()) return Fail(s.ToString());
   std::vector<std::vector<uint8_t>> recv(inputs.size(), std::vector<uint8_t>(bytes));
@@ -174,7 +226,7 @@ int Main(int argc, char** argv) {
     rp.push_back(recv[r].data());
   }
   GroupCallResult res;
-  if (Status s = group->AllReduce(sp, rp, count, run, opt, &res); !s.ok())
+  if (Status s = group->AllReduce(sp, rp, count, run, opt, &res, &extras); !s.ok())
     return Fail("AllReduce failed: " + s.ToString());
   send.clear();
   send.shrink_to_fit();
@@ -196,12 +248,24 @@ int Main(int argc, char** argv) {
     }
   }
   if (Status s = WriteNpy(out_path, out); !s.ok()) return Fail(s.message());
+  if (!residual_out.empty()) {
+    for (size_t r = 0; r < residual.size(); ++r) {
+      NpyArray ra;
+      ra.shape = shape;
+      ra.f32 = std::move(residual[r]);
+      const std::string path = residual_out + std::to_string(r) + ".npy";
+      if (Status s = WriteNpy(path, ra); !s.ok()) return Fail(s.message());
+    }
+  }
 
-  std::printf("equarx-reduce: %d ranks, %zu elements %s, dtype %s, algo %s, phases %s, codec %s, block %zu\n",
+  std::printf("equarx-reduce: %d ranks, %zu elements %s, dtype %s, algo %s, phases %s, codec %s, block %zu, "
+              "rounding %s",
               ranks, count, ShapeString(shape).c_str(), std::string(DTypeName(run)).c_str(),
               std::string(AlgorithmName(opt.algorithm)).c_str(),
               std::string(PhasesName(opt.phases)).c_str(), std::string(CodecName(opt.codec)).c_str(),
-              opt.block);
+              opt.block, std::string(RoundingName(opt.rounding)).c_str());
+  if (opt.rounding == Rounding::kStochastic) std::printf(" (seed %llu)", static_cast<unsigned long long>(seed));
+  std::printf("%s\n", feedback ? ", error feedback" : "");
   std::printf("wire bytes per rank:");
   for (size_t r = 0; r < res.bytes_sent.size(); ++r)
     std::printf("%s %llu", r ? "," : "", static_cast<unsigned long long>(res.bytes_sent[r]));
@@ -209,6 +273,15 @@ int Main(int argc, char** argv) {
               static_cast<unsigned long long>(res.total_bytes()),
               FormatBytes(double(res.total_bytes())).c_str(), bytes);
   std::printf("elapsed: %.3f ms\n", res.seconds * 1e3);
+  if (print_stats)
+    for (size_t r = 0; r < stats.size(); ++r)
+      std::printf("telemetry rank %zu: encoded %llu values, est. rms err %.3e (rel %.3e), est. max abs err "
+                  "%.3e, clipped %llu\n",
+                  r, static_cast<unsigned long long>(stats[r].encoded_values), stats[r].rms_err_est,
+                  stats[r].rel_rms_err_est, double(stats[r].max_abs_err_est),
+                  static_cast<unsigned long long>(stats[r].clipped));
+  if (!residual_out.empty())
+    std::printf("wrote residuals %s0.npy .. %s%d.npy\n", residual_out.c_str(), residual_out.c_str(), ranks - 1);
   std::printf("wrote %s (%s %s)\n", out_path.c_str(), NpyDTypeName(out.dtype), ShapeString(shape).c_str());
   if (bad >= 0)
     return Fail("rank " + std::to_string(bad) +

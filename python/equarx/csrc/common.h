@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "equarx/communicator.h"
 #include "equarx/options.h"
@@ -60,7 +61,9 @@ class PyComm {
   explicit PyComm(std::unique_ptr<Communicator> c);
   ~PyComm();
   Communicator& comm() { return *comm_; }
-  void AllReduce(InBytes send, OutBytes recv, const std::string& dtype, nb::dict options);
+  /// Returns the telemetry dict if `stats`, else None. `residual`: empty or one float32 buffer.
+  nb::object AllReduce(InBytes send, OutBytes recv, const std::string& dtype, nb::dict options,
+                       std::vector<OutBytes> residual, bool stats);
 
  private:
   std::unique_ptr<Communicator> comm_;

@@ -38,8 +38,8 @@ std::string Names(TableFn table) {
 }
 
 constexpr const char* kOptionKeys =
-    "algorithm, phases, codec, block, microshards, quantize_min_bytes, f32_partials, "
-    "timeout_ms, validate, mode";
+    "algorithm, phases, codec, block, rounding, seed, microshards, quantize_min_bytes, "
+    "f32_partials, timeout_ms, validate, mode";
 
 Status ParseUint(std::string_view key, std::string_view v, uint64_t max, uint64_t* out) {
   uint64_t x = 0;
@@ -76,6 +76,14 @@ Status SetOption(AllReduceOptions* o, std::string_view key, std::string_view v) 
     if (!c) return InvalidArgument("unknown codec '" + std::string(v) + "' (valid: " +
                                    Names(&CodecTable) + ")");
     o->codec = *c;
+  } else if (key == "rounding") {
+    auto r = ParseRounding(v);
+    if (!r) return InvalidArgument("unknown rounding '" + std::string(v) + "' (valid: " +
+                                   Names(&RoundingTable) + ")");
+    o->rounding = *r;
+  } else if (key == "seed") {
+    EQUARX_RETURN_IF_ERROR(ParseUint(key, v, UINT64_MAX, &u));
+    o->seed = u;
   } else if (key == "block") {
     EQUARX_RETURN_IF_ERROR(ParseUint(key, v, UINT32_MAX, &u));
     o->block = size_t(u);
@@ -142,6 +150,7 @@ std::string OptionsToString(const AllReduceOptions& o) {
   return "algorithm=" + std::string(AlgorithmName(o.algorithm)) +
          ";phases=" + std::string(PhasesName(o.phases)) +
          ";codec=" + std::string(CodecName(o.codec)) + ";block=" + std::to_string(o.block) +
+         ";rounding=" + std::string(RoundingName(o.rounding)) + ";seed=" + std::to_string(o.seed) +
          ";microshards=" + std::to_string(o.microshards) +
          ";quantize_min_bytes=" + std::to_string(o.quantize_min_bytes) +
          ";f32_partials=" + (o.f32_partials ? "1" : "0") +
@@ -193,6 +202,7 @@ NB_MODULE(_core, m) {
   m.def("algorithms", [] { size_t n; const EnumInfo* t = AlgorithmTable(&n); return Rows(t, n); });
   m.def("phases", [] { size_t n; const EnumInfo* t = PhasesTable(&n); return Rows(t, n); });
   m.def("codecs", [] { size_t n; const EnumInfo* t = CodecTable(&n); return Rows(t, n); });
+  m.def("roundings", [] { size_t n; const EnumInfo* t = RoundingTable(&n); return Rows(t, n); });
   m.def("status_codes", [] {
     std::vector<std::tuple<int, std::string>> v;
     for (int c = 0; c <= 64; ++c) {
