@@ -57,6 +57,8 @@ usage: bench/netem/run.sh [options]
   --build DIR         equarx build directory (default build/release)
   --launch-timeout S  kill a launch that runs longer than S seconds (default 1800)
   --keep-going        continue with the next launch when one fails (default: stop)
+  --data-path P       how equarx moves data: mpi (MPI point-to-point) or sockets (equarx's own
+                      TCP connections over eqx0); the MPI peers are unaffected (default mpi)
   -h, --help
 EOF
 }
@@ -67,6 +69,7 @@ HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
+DATA_PATH=mpi
 OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -95,6 +98,7 @@ while [[ $# -gt 0 ]]; do
     --tbf-latency) TBF_LATENCY=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --launch-timeout) LAUNCH_TIMEOUT=$2; shift ;;
+    --data-path) DATA_PATH=$2; shift ;;
     --keep-going) KEEP_GOING=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -107,6 +111,7 @@ cd "$REPO"
 [[ $PREFIX =~ ^[a-z][a-z0-9-]{0,19}$ ]] || { echo "run.sh: --prefix must be [a-z][a-z0-9-]{0,19}" >&2; exit 2; }
 [[ $SUBNET =~ ^(10|192\.168|172\.(1[6-9]|2[0-9]|3[01]))(\.[0-9]{1,3}){1,2}$ ]] && [[ $(tr -cd . <<<"$SUBNET" | wc -c) -eq 2 ]] ||
   { echo "run.sh: --subnet must be a private A.B.C" >&2; exit 2; }
+[[ $DATA_PATH == mpi || $DATA_PATH == sockets ]] || { echo "run.sh: --data-path must be mpi or sockets" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "run.sh: needs root (network namespaces, tc)" >&2; exit 2; }
 for t in ip tc ethtool mpirun unshare timeout; do
   command -v $t >/dev/null || { echo "run.sh: $t not found" >&2; exit 2; }
@@ -243,7 +248,8 @@ mpirun_argv() {   # the mpirun command line (without the program) for CUR_H rank
           --mca plm_rsh_agent "$OUT/run/rsh-agent" --mca plm_rsh_no_tree_spawn 1
           --mca oob_tcp_if_include "$NET" --mca btl_tcp_if_include "$NET"
           --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle 1
-          -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
+          -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+          -x EQUARX_DATA_PATH="$DATA_PATH" -x EQUARX_SOCKET_IFNAME=eqx0)
 }
 
 tbf_stats() {   # "sent_bytes dropped requeues" summed over every host's egress qdisc

@@ -4,14 +4,49 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 
 #include "equarx/communicator.h"
 
 namespace equarx {
 
-/// Creates this process's Communicator over `comm` (duplicated, so equarx's messages never
-/// mix with the caller's). Collective over `comm`: every rank must call it. MPI must be
-/// initialized (MPI_THREAD_SERIALIZED or better if other threads also call MPI).
+/// How the ranks of a communicator created from MPI move their data. MPI always does the
+/// set-up (ranks, the exchange of addresses); the data path carries every collective's bytes.
+enum class DataPath {
+  /// MPI non-blocking point-to-point on a private duplicate of the communicator: whatever
+  /// MPI runs on (shared memory, TCP, InfiniBand). Failure handling is MPI's: with Open MPI
+  /// 4.1 over TCP a connection reset can abort the rank that sees it (docs/errors.md).
+  kMpi,
+  /// equarx's own TCP connections, one per pair of ranks. A dead peer fails every
+  /// survivor's call within its deadline (kRemoteError or kTimeout). Ranks on one host use
+  /// loopback; others reach each other through `socket_interface`.
+  kSockets,
+};
+
+struct MpiCommunicatorOptions {
+  DataPath data_path = DataPath::kMpi;
+  /// kSockets: the interface other hosts connect to (e.g. "eth1"); empty: the first
+  /// non-loopback IPv4 interface that is up.
+  std::string socket_interface;
+  /// kSockets: how long set-up waits for the other ranks' connections.
+  int setup_timeout_ms = 60000;
+
+  /// The defaults overridden by EQUARX_DATA_PATH ("mpi" or "sockets") and
+  /// EQUARX_SOCKET_IFNAME. An unknown data path is an error.
+  static Status FromEnvironment(MpiCommunicatorOptions* out);
+};
+
+/// Creates this process's Communicator over `comm`, with options from the environment
+/// (MpiCommunicatorOptions::FromEnvironment). Collective over `comm`: every rank must call
+/// it. MPI must be initialized (MPI_THREAD_SERIALIZED or better if other threads also call
+/// MPI). equarx's messages never mix with the caller's.
 Status CreateMpiCommunicator(MPI_Comm comm, std::unique_ptr<Communicator>* out);
+
+/// As above with explicit options. Every rank must pass the same data path (checked: a
+/// mismatch is kInvalidArgument on every rank).
+Status CreateMpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& options,
+                             std::unique_ptr<Communicator>* out);
+
+const char* DataPathName(DataPath p);
 
 }  // namespace equarx

@@ -14,6 +14,12 @@ const std::vector<Knob>& Knobs() {
        "microshards per shard (1..64) when the call's options give none"},
       {"EQUARX_TUNE_FILE", "path", "(none)",
        "crossover table for algorithm=auto, written by equarx-tune (none: built-in defaults)"},
+      {"EQUARX_DATA_PATH", "mpi|sockets", "mpi",
+       "how a communicator created from MPI moves data: MPI point-to-point, or equarx's own "
+       "TCP connections (a dead peer then fails every survivor's call within its deadline)"},
+      {"EQUARX_SOCKET_IFNAME", "name", "(first non-loopback)",
+       "network interface whose IPv4 address other hosts use to reach this rank (data path "
+       "sockets)"},
   };
   return kKnobs;
 }
@@ -43,6 +49,8 @@ Settings Read() {
   ParseUint("EQUARX_TIMEOUT_MS", 1, 86400000, &s.timeout_ms, &s.warnings);
   ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
   if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;
+  if (const char* v = std::getenv("EQUARX_DATA_PATH"); v && *v) s.data_path = v;
+  if (const char* v = std::getenv("EQUARX_SOCKET_IFNAME")) s.socket_ifname = v;
   return s;
 }
 

@@ -12,7 +12,7 @@ namespace equarx::env {
 
 struct Knob {
   const char* name;           ///< e.g. "EQUARX_TIMEOUT_MS"
-  const char* type;           ///< "uint"
+  const char* type;           ///< "uint", "path", ...
   const char* default_value;  ///< as text
   const char* doc;
 };
@@ -26,6 +26,8 @@ struct Settings {
   uint32_t timeout_ms = 300000;
   uint32_t microshards = 4;
   std::string tune_file;  // empty: built-in defaults
+  std::string data_path = "mpi";  // as given; CreateMpiCommunicator checks it
+  std::string socket_ifname;      // empty: first non-loopback interface
   std::vector<std::string> warnings;
 };
 Settings Read();

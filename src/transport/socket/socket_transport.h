@@ -1,0 +1,46 @@
+// equarx socket transport: our own TCP connections between the ranks of a group.
+//
+// Why: a transport we own end to end is the only way to keep the promise that a dead peer
+// gives every survivor an error status within the call's deadline. Underneath MPI (Open MPI
+// 4.1's ob1 over its TCP BTL) a connection reset is fatal to the process that sees it: Open
+// MPI either aborts that rank or spins inside MPI_Test where no deadline can reach it. Here a
+// reset or end-of-stream fails the requests of that one peer with kRemoteError, and every
+// wait sleeps in poll() until the deadline, so nothing hangs.
+//
+// Design: a full mesh of TCP connections, set up once. Every rank listens on an ephemeral port
+// and publishes {host name, IPv4 address, port} through a caller-supplied all-gather (MPI's,
+// in CreateMpiCommunicator); rank i then connects to every rank j < i and accepts every rank
+// j > i, each connection opened by a hello that names its rank. Ranks on the same host (equal
+// host names) use the loopback address. A message is a 16-byte header {tag, length} and its
+// payload. Receives are matched by (source, tag) in posting order, as in MPI: a header that
+// meets a posted receive streams straight into the caller's buffer; otherwise the message is
+// read into a buffer of its own until a receive claims it. Progress happens inside Isend,
+// Wait and Test (non-blocking sends/recvs, poll for readiness), on the calling thread only.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "transport/transport.h"
+
+namespace equarx::transport {
+
+struct SocketOptions {
+  /// Network interface whose IPv4 address the other hosts connect to (e.g. "eth1"); empty:
+  /// the first interface that is up and not loopback. Ranks on one host always use loopback.
+  std::string interface;
+  /// How long setup may wait for the other ranks to connect.
+  int setup_timeout_ms = 60000;
+};
+
+/// Gathers `bytes` bytes from every rank into `all` (rank r's at all + r * bytes). Collective.
+using AllGather = std::function<Status(const void* mine, size_t bytes, void* all)>;
+
+/// Builds the mesh of this rank's connections. Collective over the group: every rank must
+/// call it with the same `size`.
+Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
+                             const SocketOptions& options, std::unique_ptr<Transport>* out);
+
+}  // namespace equarx::transport

@@ -1,0 +1,268 @@
+// The socket transport, one thread per rank over loopback: matching by (source, tag) in
+// posting order, messages that arrive before their receive, large messages both ways at once,
+// cancellation (including a send already partly on the wire), length errors, deadlines, a
+// lost peer reported as kRemoteError long before the deadline, set-up failures reported on
+// every rank, and whole AllReduces bitwise equal to the in-process transport's.
+#include "transport/socket/socket_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "equarx/communicator.h"
+#include "support/harness.h"
+
+namespace equarx::transport {
+namespace {
+
+Deadline In(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+
+// Builds an n-rank mesh on n threads; the all-gather is a shared buffer and a barrier.
+// `options(r)` gives rank r's options.
+std::vector<Status> Mesh(int n, std::vector<std::unique_ptr<Transport>>* out,
+                         const std::function<SocketOptions(int)>& options = nullptr) {
+  out->clear();
+  out->resize(size_t(n));
+  std::vector<Status> st(static_cast<size_t>(n));
+  std::vector<uint8_t> board;
+  std::barrier sync(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      auto gather = [&](const void* mine, size_t bytes, void* all) {
+        sync.arrive_and_wait();
+        if (r == 0) board.assign(bytes * size_t(n), 0);
+        sync.arrive_and_wait();
+        std::memcpy(board.data() + bytes * size_t(r), mine, bytes);
+        sync.arrive_and_wait();
+        std::memcpy(all, board.data(), bytes * size_t(n));
+        sync.arrive_and_wait();
+        return Status::Ok();
+      };
+      SocketOptions o = options ? options(r) : SocketOptions{};
+      o.setup_timeout_ms = 5000;
+      st[size_t(r)] = CreateSocketTransport(r, n, gather, o, &(*out)[size_t(r)]);
+    });
+  for (auto& t : threads) t.join();
+  return st;
+}
+
+void MeshOk(int n, std::vector<std::unique_ptr<Transport>>* t) {
+  for (const Status& s : Mesh(n, t)) ASSERT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST(Socket, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(2, &t);
+  int v[3] = {1, 2, 3}, got[3] = {}, late = 0, x = 42;
+  Request s[3], r[3], se, re;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t[0]->Isend(1, 7, &v[i], sizeof(int), &s[i]).ok());
+  ASSERT_TRUE(t[1]->Irecv(0, 8, &late, sizeof late, &re).ok());  // posted before its send
+  ASSERT_TRUE(t[0]->Isend(1, 8, &x, sizeof x, &se).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t[1]->Irecv(0, 7, &got[i], sizeof(int), &r[i]).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t[1]->Wait(&r[i], In(5000)).ok());
+  ASSERT_TRUE(t[1]->Wait(&re, In(5000)).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t[0]->Wait(&s[i], In(5000)).ok());
+  ASSERT_TRUE(t[0]->Wait(&se, In(5000)).ok());
+  EXPECT_EQ(got[0], 1);
+  EXPECT_EQ(got[1], 2);
+  EXPECT_EQ(got[2], 3);
+  EXPECT_EQ(late, 42);
+  EXPECT_EQ(t[0]->bytes_sent(), 4 * sizeof(int));
+  // Zero-length messages and messages to oneself.
+  Request z1, z2, m1, m2;
+  int a = 5, b = 0;
+  ASSERT_TRUE(t[1]->Irecv(0, 9, nullptr, 0, &z2).ok());
+  ASSERT_TRUE(t[0]->Isend(1, 9, nullptr, 0, &z1).ok());
+  ASSERT_TRUE(t[1]->Wait(&z2, In(5000)).ok());
+  ASSERT_TRUE(t[0]->Isend(0, 3, &a, sizeof a, &m1).ok());
+  ASSERT_TRUE(t[0]->Irecv(0, 3, &b, sizeof b, &m2).ok());
+  ASSERT_TRUE(t[0]->Wait(&m2, In(5000)).ok());
+  ASSERT_TRUE(t[0]->Wait(&z1, In(5000)).ok());
+  EXPECT_EQ(b, 5);
+}
+
+TEST(Socket, LargeMessagesEveryWayAtOnce) {
+  // 3 ranks each send 8 MiB to both others before waiting on anything: far more than the
+  // kernel buffers, so this only completes if waiting on one request progresses all of them.
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(3, &t);
+  const size_t n = size_t(2) << 20;
+  std::vector<std::vector<float>> src(3), dst(9);
+  for (int r = 0; r < 3; ++r) {
+    src[size_t(r)].resize(n);
+    std::iota(src[size_t(r)].begin(), src[size_t(r)].end(), float(r * 1000));
+  }
+  std::vector<std::thread> th;
+  for (int r = 0; r < 3; ++r)
+    th.emplace_back([&, r] {
+      Request reqs[4];
+      int k = 0;
+      for (int p = 0; p < 3; ++p) {
+        if (p == r) continue;
+        dst[size_t(3 * r + p)].assign(n, -1.0f);
+        ASSERT_TRUE(t[size_t(r)]->Irecv(p, 1, dst[size_t(3 * r + p)].data(), n * 4, &reqs[k++]).ok());
+        ASSERT_TRUE(t[size_t(r)]->Isend(p, 1, src[size_t(r)].data(), n * 4, &reqs[k++]).ok());
+      }
+      for (Request& q : reqs) ASSERT_TRUE(t[size_t(r)]->Wait(&q, In(20000)).ok());
+    });
+  for (auto& x : th) x.join();
+  for (int r = 0; r < 3; ++r)
+    for (int p = 0; p < 3; ++p)
+      if (p != r) EXPECT_EQ(dst[size_t(3 * r + p)], src[size_t(p)]) << r << " from " << p;
+}
+
+TEST(Socket, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(2, &t);
+  char big[16] = {}, small[8];
+  int after = 11, got = 0;
+  Request s, r, s2, r2;
+  ASSERT_TRUE(t[1]->Irecv(0, 1, small, sizeof small, &r).ok());
+  ASSERT_TRUE(t[0]->Isend(1, 1, big, sizeof big, &s).ok());
+  ASSERT_TRUE(t[0]->Isend(1, 2, &after, sizeof after, &s2).ok());
+  Status st = t[1]->Wait(&r, In(5000));
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("16 bytes sent, 8 expected"), std::string::npos) << st.ToString();
+  ASSERT_TRUE(t[1]->Irecv(0, 2, &got, sizeof got, &r2).ok());
+  ASSERT_TRUE(t[1]->Wait(&r2, In(5000)).ok());
+  EXPECT_EQ(got, 11);
+}
+
+TEST(Socket, CancelledReceiveLeavesTheMessageForTheNextOne) {
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(2, &t);
+  int x = 3, y = 0, z = 0;
+  Request s, r1, r2;
+  ASSERT_TRUE(t[1]->Irecv(0, 5, &y, sizeof y, &r1).ok());
+  t[1]->Cancel(&r1);
+  ASSERT_TRUE(t[0]->Isend(1, 5, &x, sizeof x, &s).ok());
+  ASSERT_TRUE(t[1]->Irecv(0, 5, &z, sizeof z, &r2).ok());
+  ASSERT_TRUE(t[1]->Wait(&r2, In(5000)).ok());
+  EXPECT_EQ(y, 0);
+  EXPECT_EQ(z, 3);
+}
+
+TEST(Socket, CancelledSendInFlightStillArrivesWhole) {
+  // A send the kernel has only partly taken: after Cancel the caller may reuse its buffer,
+  // and the receiver still gets the original bytes followed by the next message.
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(2, &t);
+  const size_t n = size_t(16) << 20;
+  std::vector<uint8_t> a(n), want(n), b(n, 0);
+  for (size_t i = 0; i < n; ++i) a[i] = uint8_t(i * 7 + 1);
+  want = a;
+  Request s, s2, r, r2;
+  int tail = 77, tail_got = 0;
+  ASSERT_TRUE(t[0]->Isend(1, 1, a.data(), n, &s).ok());
+  Status st;
+  EXPECT_FALSE(t[0]->Test(&s, &st));  // 16 MiB cannot all be in the kernel yet
+  t[0]->Cancel(&s);
+  std::fill(a.begin(), a.end(), uint8_t(0xEE));  // the buffer is ours again
+  ASSERT_TRUE(t[0]->Isend(1, 2, &tail, sizeof tail, &s2).ok());
+  std::thread rx([&] {
+    ASSERT_TRUE(t[1]->Irecv(0, 1, b.data(), n, &r).ok());
+    ASSERT_TRUE(t[1]->Irecv(0, 2, &tail_got, sizeof tail_got, &r2).ok());
+    ASSERT_TRUE(t[1]->Wait(&r, In(20000)).ok());
+    ASSERT_TRUE(t[1]->Wait(&r2, In(20000)).ok());
+  });
+  ASSERT_TRUE(t[0]->Wait(&s2, In(20000)).ok());
+  rx.join();
+  EXPECT_TRUE(b == want);
+  EXPECT_EQ(tail_got, 77);
+}
+
+TEST(Socket, NothingArrivingIsATimeoutAtTheDeadline) {
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(2, &t);
+  int y = 0;
+  Request r;
+  ASSERT_TRUE(t[1]->Irecv(0, 1, &y, sizeof y, &r).ok());
+  const auto t0 = Clock::now();
+  Status st = t[1]->Wait(&r, In(200));
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  EXPECT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();
+  EXPECT_GE(ms, 195.0);
+  EXPECT_LT(ms, 1500.0);
+  t[1]->Cancel(&r);
+}
+
+TEST(Socket, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(3, &t);
+  int y = 0, z = 0;
+  Request r, r2, s;
+  ASSERT_TRUE(t[0]->Irecv(2, 1, &y, sizeof y, &r).ok());
+  t[2].reset();  // rank 2 goes away: its connections close
+  const auto t0 = Clock::now();
+  Status st = t[0]->Wait(&r, In(10000));
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  EXPECT_EQ(st.code(), StatusCode::kRemoteError) << st.ToString();
+  EXPECT_NE(st.message().find("connection to rank 2 lost"), std::string::npos) << st.ToString();
+  EXPECT_LT(ms, 2000.0);
+  // Later requests to the lost rank fail at once; the other connection still works.
+  ASSERT_TRUE(t[0]->Irecv(2, 2, &y, sizeof y, &r2).ok());
+  EXPECT_EQ(t[0]->Wait(&r2, In(10000)).code(), StatusCode::kRemoteError);
+  int x = 9;
+  ASSERT_TRUE(t[1]->Isend(0, 3, &x, sizeof x, &s).ok());
+  Request r3;
+  ASSERT_TRUE(t[0]->Irecv(1, 3, &z, sizeof z, &r3).ok());
+  ASSERT_TRUE(t[0]->Wait(&r3, In(5000)).ok());
+  EXPECT_EQ(z, 9);
+}
+
+TEST(Socket, SetupFailureOnOneRankIsReportedOnEveryRank) {
+  std::vector<std::unique_ptr<Transport>> t;
+  const auto t0 = Clock::now();
+  std::vector<Status> st = Mesh(3, &t, [](int r) {
+    SocketOptions o;
+    if (r == 1) o.interface = "no-such-interface0";
+    return o;
+  });
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 4.0);
+  EXPECT_EQ(st[1].code(), StatusCode::kInvalidArgument) << st[1].ToString();
+  EXPECT_NE(st[1].message().find("no-such-interface0"), std::string::npos);
+  for (int r : {0, 2}) {
+    EXPECT_EQ(st[size_t(r)].code(), StatusCode::kRemoteError) << st[size_t(r)].ToString();
+    EXPECT_NE(st[size_t(r)].message().find("rank 1"), std::string::npos);
+  }
+}
+
+TEST(Socket, AllReduceIsBitwiseEqualToInProcess) {
+  const int n = 4;
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(n, &t);
+  std::vector<std::unique_ptr<Communicator>> sock;
+  for (auto& x : t) sock.push_back(std::make_unique<Communicator>(std::move(x)));
+  std::vector<std::unique_ptr<Communicator>> inproc;
+  ASSERT_TRUE(CreateInProcessGroup(n, &inproc).ok());
+  const size_t count = 300000;
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi}) {
+    AllReduceOptions o;
+    o.algorithm = a;
+    o.timeout_ms = 20000;
+    std::vector<std::vector<float>> out_s(n), out_i(n);
+    auto run = [&](std::vector<std::unique_ptr<Communicator>>& comms,
+                   std::vector<std::vector<float>>& out) {
+      return testing::RunRanks(comms, [&](Communicator& c) {
+        std::vector<float> x(count);
+        for (size_t i = 0; i < count; ++i) x[i] = float(std::sin(0.001 * double(i) * (c.rank() + 1)));
+        out[size_t(c.rank())].resize(count);
+        return c.AllReduce(x.data(), out[size_t(c.rank())].data(), count, DType::kFloat32, o);
+      });
+    };
+    for (const Status& s : run(sock, out_s)) ASSERT_TRUE(s.ok()) << s.ToString();
+    for (const Status& s : run(inproc, out_i)) ASSERT_TRUE(s.ok()) << s.ToString();
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(0, std::memcmp(out_s[size_t(r)].data(), out_i[size_t(r)].data(), count * 4))
+          << AlgorithmName(a) << " rank " << r;
+  }
+}
+
+}  // namespace
+}  // namespace equarx::transport
