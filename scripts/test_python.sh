@@ -3,16 +3,37 @@
 # .venv/ (gitignored; shared with scripts/fetch_model.sh) if missing, installs the test and
 # build requirements from PyPI once, (re)builds equarx with `pip install --no-build-isolation`
 # (incremental: the CMake tree stays in build/python/), then runs pytest on tests/python.
+#
+# The PyTorch tests (tests/python/test_torch.py) run in a second environment, .venv-torch/:
+# Debian's CPU build of PyTorch (apt package python3-torch, 1.13; PyTorch from PyPI would pull
+# several GB of CUDA wheels), seen through --system-site-packages and pinned to Debian's numpy,
+# with this equarx package linked in.
+#
 # Idempotent; a re-run with nothing changed takes seconds. Exit status is pytest's, except that
 # "no tests collected" (pytest's 5) is an error here (1).
 #   scripts/test_python.sh [PYTEST_ARGS...]
 # Environment: EQUARX_VENV (default .venv), EQUARX_PY_JOBS (build parallelism, default 2),
-# EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than skip when build/release tools are absent
-# (set by default when CI=true).
+# EQUARX_TORCH=0 skips the PyTorch tests, EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
+# skip when build/release tools are absent (set by default when CI=true).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="${EQUARX_VENV:-$ROOT/.venv}"
+TORCH="${EQUARX_TORCH:-1}"
+
+# Debian packages: venv support, and PyTorch for the torch tests.
+APT=(python3-venv)
+[ "$TORCH" = 1 ] && APT+=(python3-torch)
+missing=()
+for p in "${APT[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null; then
+  echo "test_python.sh: installing ${missing[*]} (apt-get)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY="$(command -v python3)"
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
@@ -38,11 +59,33 @@ fi
 
 if [ "${CI:-}" = "true" ]; then export EQUARX_REQUIRE_TOOLS="${EQUARX_REQUIRE_TOOLS:-1}"; fi
 set +e
-"$VPY" -m pytest -q tests/python "$@"
+"$VPY" -m pytest -q tests/python --ignore=tests/python/test_torch.py "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
   echo "test_python.sh: pytest collected no tests" >&2
   exit 1
 fi
-exit "$rc"
+[ "$TORCH" = 1 ] || exit "$rc"
+
+# PyTorch: .venv-torch on Debian's torch and numpy, with the equarx just installed in .venv.
+TVENV="$ROOT/.venv-torch"
+[ -x "$TVENV/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$TVENV"
+TPY="$TVENV/bin/python"
+TREQS="pytest ml_dtypes matplotlib"
+TSTAMP="$TVENV/.equarx-test-reqs"
+if [ ! -f "$TSTAMP" ] || [ "$(cat "$TSTAMP")" != "$TREQS" ]; then
+  "$TPY" -c "import numpy; print('numpy==' + numpy.__version__)" > "$TVENV/constraints.txt"
+  # shellcheck disable=SC2086
+  "$TPY" -m pip install -q -c "$TVENV/constraints.txt" $TREQS
+  echo "$TREQS" > "$TSTAMP"
+fi
+PKG="$("$VPY" -c "import equarx, os; print(os.path.dirname(equarx.__file__))")"
+SITE="$("$TPY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")"
+ln -sfn "$PKG" "$SITE/equarx"
+set +e
+EQUARX_REQUIRE_TORCH=1 "$TPY" -m pytest -q tests/python/test_torch.py "$@"
+trc=$?
+set -e
+[ "$rc" -ne 0 ] && exit "$rc"
+exit "$trc"
