@@ -4,6 +4,8 @@
 #
 #   bash bench/run_benchmarks.sh            # full sweep (about 60 min on the loaded 2-core machine)
 #   bash bench/run_benchmarks.sh --quick    # H=4 only, 1 Gbit/s and unshaped, 1M..16M (~5 min)
+#   bash bench/run_benchmarks.sh --data-path sockets   # equarx's data over its own TCP
+#                                                      # connections (default mpi)
 #   bash bench/run_benchmarks.sh --from DIR...   # re-plot earlier bench/netem/run.sh results
 #                                                # (the overlap block comes from the run
 #                                                # whose --configs include overlap)
@@ -15,12 +17,13 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 
-MODE=full FROM=()
+MODE=full FROM=() DATA_PATH=mpi
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) MODE=quick ;;
+    --data-path) DATA_PATH=$2; shift ;;
     --from) MODE=from; shift; FROM=("$@"); break ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
     *) echo "run_benchmarks.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -61,10 +64,12 @@ if [[ $MODE == full ]]; then
   add overlap --hosts 4,8 --rates 1gbit --configs link,overlap,mpitest,mpifault \
     --overlap-sizes 16M,64M --overlap-algos full_bidir,full,semi -n 5 -w 1 --check 0
   add formats --hosts 4 --rates 1gbit --configs formats -b 4M -e 64M -f 4 -n 5 -w 1
+  add auto --hosts 4,8 --rates 1gbit --configs auto -b 64K -e 64M -f 4 -n 5 -w 1 --check 0
 elif [[ $MODE == quick ]]; then
   add sweep_quick --hosts 4 --rates 1gbit,none $COMMON -b 1M -e 16M -f 4 -n 3 -w 1 --phases rs+ag
   add overlap_quick --hosts 4 --rates 1gbit --configs overlap,mpitest,mpifault --overlap-sizes 16M -n 3 -w 1
   add formats_quick --hosts 4 --rates 1gbit --configs formats -b 16M -e 16M -n 3 -w 1
+  add auto_quick --hosts 4 --rates 1gbit --configs auto -b 256K -e 16M -f 8 -n 3 -w 1 --check 0
 fi
 DIRS=()
 if [[ $MODE == from ]]; then
@@ -74,7 +79,7 @@ else
     d=out/bench/$STAMP/${NAMES[$i]}
     log "${NAMES[$i]}: bench/netem/run.sh ${RUNS[$i]} --out $d"
     # shellcheck disable=SC2086
-    bash bench/netem/run.sh ${RUNS[$i]} --keep-going --out "$d" ||
+    bash bench/netem/run.sh ${RUNS[$i]} --data-path "$DATA_PATH" --keep-going --out "$d" ||
       log "${NAMES[$i]}: some launches or tests failed, see $d/env.txt (results are kept)"
     DIRS+=("$d")
   done
@@ -89,7 +94,7 @@ for d in "${DIRS[@]}"; do ENVS+=("$d/env.txt"); JSONS+=("$d/rows.jsonl"); done
 mkdir -p docs/img bench/results
 rm -f docs/img/netem_*.png
 .venv/bin/python bench/plot/plot.py --img-dir docs/img --img-rel img --md "$WORK/tables.md" \
-  --overlap-md "$WORK/overlap.md" --formats-md "$WORK/formats.md" "${JSONS[@]}"
+  --overlap-md "$WORK/overlap.md" --formats-md "$WORK/formats.md" --auto-md "$WORK/auto.md" "${JSONS[@]}"
 rm -f bench/results/netem_*
 for d in "${DIRS[@]}"; do
   n=$(basename "$d")
@@ -135,6 +140,17 @@ facts() {   # the runs' commands, one example mpirun line, load and link checks
     echo '`rel RMS error` against the f64 sum (N(0,1) data).'
     echo
     cat "$WORK/formats.md"
+  fi
+  if grep -q "^| [0-9]" "$WORK/auto.md"; then
+    echo
+    echo "### algorithm=auto on a table measured by equarx-tune (bf16, rs+ag)"
+    echo
+    echo 'One launch of `equarx-tune` (ring vs full, full_bidir, semi, two_shot; a quantized schedule must'
+    echo 'win by 5%), then one launch timing the ring, every quantized algorithm and `auto` on that'
+    echo 'table, interleaved per size. `auto / fastest` = auto time / the fastest fixed configuration'
+    echo 'at that size; `auto sent` = what auto moved (by its wire bytes).'
+    echo
+    cat "$WORK/auto.md"
   fi
 } >"$WORK/benchmarks.md"
 OVERLAP_ENV=${ENVS[-1]}   # the run that measured the overlap (not necessarily the last)

@@ -19,6 +19,8 @@
 #   gloo      Gloo ring allreduce f32 (bench/gloo/gloo_bench.cc, built here with g++)
 #   formats   equarx-perf -d bf16: unquantized ring + {--format-algos} rs+ag x every codec in
 #             --codecs (int8, int4, fp8_e4m3, fp8_e5m2), rounding --rounding
+#   auto      equarx-tune (bf16) writes a crossover table, then equarx-perf -d bf16 times ring,
+#             every --algos rs+ag and algorithm=auto on that table (EQUARX_TUNE_FILE)
 #   overlap   equarx-perf --overlap -d bf16 full_bidir,semi rs+ag: full vs wire-only vs codec-only
 #   link      iperf3 h0 -> h1 for 3 s (if iperf3 is installed): the rate the shaping gives
 #   mpitest   build/release/tests/mpi/mpi_test (the MPI correctness suite), one rank per host
@@ -35,7 +37,7 @@ usage() {
 usage: bench/netem/run.sh [options]
   --hosts LIST        host counts, comma-separated (default 4)
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
-  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,overlap,mpitest,mpifault (default
+  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,auto,overlap,mpitest,mpifault (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
@@ -129,6 +131,7 @@ PERF=$OUT/bin/equarx-perf
 cp "$BUILD/tools/perf/equarx-perf" "$PERF"
 if has mpitest; then cp "$BUILD/tests/mpi/mpi_test" "$OUT/bin/mpi_test"; fi
 if has mpifault; then cp "$BUILD/tests/mpi/mpi_fault_test" "$OUT/bin/mpi_fault_test"; fi
+if has auto; then cp "$BUILD/tools/tune/equarx-tune" "$OUT/bin/equarx-tune"; fi
 if has gloo; then
   log "building bench/gloo/gloo_bench.cc (g++ -O2, -lgloo)"
   g++ -O2 -std=c++17 bench/gloo/gloo_bench.cc -o "$OUT/bin/gloo-bench" -lgloo -pthread
@@ -362,6 +365,16 @@ run_all_configs() {   # for the current topology and RATE
     launch formats "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
       --algo "ring,$FORMAT_ALGOS" --phases rs+ag --codec "$CODECS" --rounding "$ROUNDING" \
       -J "$OUT/raw/${tag}_formats.jsonl"
+  fi
+  if has auto; then
+    # algorithm=auto on a crossover table measured here by equarx-tune (bf16), then timed
+    # side by side with the ring and every quantized algorithm.
+    local table="$OUT/run/tune_${tag}.txt"
+    launch tune "$rate" "$OUT/bin/equarx-tune" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
+      -w "$WARMUP" -d bf16 --out "$table"
+    cp "$table" "$OUT/raw/${tag}_tune.txt" 2>/dev/null || true
+    launch auto "$rate" -x EQUARX_TUNE_FILE="$table" -- "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" \
+      "${PERF_ARGS[@]}" -d bf16 --algo "ring,$ALGOS,auto" --phases rs+ag -J "$OUT/raw/${tag}_auto.jsonl"
   fi
   if has overlap; then
     local s

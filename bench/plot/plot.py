@@ -108,7 +108,7 @@ def index(rows):
     wire = defaultdict(lambda: defaultdict(dict))
     err = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        if r.get("mode", "normal") != "normal" or r["launch"].startswith("overlap") or r["launch"] == "formats":
+        if r.get("mode", "normal") != "normal" or r["launch"].startswith("overlap") or r["launch"] in ("formats", "auto"):
             continue
         key = (r["dtype"], r["algo"], r["phases"])
         hr = (r["hosts"], r["rate"])
@@ -374,6 +374,29 @@ def formats_md(rows):
     return "\n".join(out) if len(out) > 2 else ""
 
 
+def auto_md(rows):
+    """Auto rows (one launch: ring, the quantized algorithms and algorithm=auto on a table that
+    equarx-tune measured just before): per size, auto against the fastest configuration."""
+    g = defaultdict(dict)
+    for r in rows:
+        if r["launch"] == "auto" and r.get("mode", "normal") == "normal":
+            g[(r["hosts"], r["rate"], r["size_bytes"])][r["algo"]] = r
+    out = ["| H | links | size | ring (ms) | fastest fixed (ms) | auto (ms) | auto sent | auto / fastest | auto / ring |",
+           "|---|---|---:|---:|---|---:|---|---:|---:|"]
+    for k in sorted(g, key=lambda k: (k[0], rate_order(k[1]), k[2])):
+        d = g[k]
+        if "auto" not in d or "ring" not in d:
+            continue
+        fixed = {a: r for a, r in d.items() if a != "auto"}
+        best = min(fixed, key=lambda a: fixed[a]["time_us"])
+        au, ring = d["auto"], d["ring"]
+        sent = "unquantized" if au["wire_bytes"] == ring["wire_bytes"] else "quantized"
+        out.append(f"| {k[0]} | {rate_name(k[1])} | {human(k[2])} | {ring['time_us'] / 1e3:.2f} | "
+                   f"{best} {fixed[best]['time_us'] / 1e3:.2f} | {au['time_us'] / 1e3:.2f} | {sent} | "
+                   f"{au['time_us'] / fixed[best]['time_us']:.2f} | {au['time_us'] / ring['time_us']:.2f} |")
+    return "\n".join(out) if len(out) > 2 else ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("jsonl", nargs="+")
@@ -382,6 +405,7 @@ def main():
     ap.add_argument("--md", default="-", help="markdown output file (default stdout)")
     ap.add_argument("--overlap-md", default=None, help="write the overlap table here")
     ap.add_argument("--formats-md", default=None, help="write the codec (formats) table here")
+    ap.add_argument("--auto-md", default=None, help="write the algorithm=auto table here")
     ap.add_argument("--target-size", default=64 << 20, type=int)
     ap.add_argument("--prefix", default="netem_")
     ap.add_argument("--no-plots", action="store_true")
@@ -404,6 +428,9 @@ def main():
     if a.formats_md:
         with open(a.formats_md, "w") as f:
             f.write(formats_md(rows) + "\n")
+    if a.auto_md:
+        with open(a.auto_md, "w") as f:
+            f.write(auto_md(rows) + "\n")
 
 
 if __name__ == "__main__":

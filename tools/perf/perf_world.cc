@@ -62,7 +62,8 @@ class ThreadWorld final : public World {
 #ifdef EQUARX_HAVE_MPI
 class MpiWorld final : public World {
  public:
-  explicit MpiWorld(std::unique_ptr<Communicator> c) : c_(std::move(c)) {}
+  MpiWorld(std::unique_ptr<Communicator> c, std::string transport)
+      : c_(std::move(c)), transport_(std::move(transport)) {}
   int rank() const override { return c_->rank(); }
   int size() const override { return c_->size(); }
   Communicator& comm() override { return *c_; }
@@ -78,10 +79,11 @@ class MpiWorld final : public World {
     MPI_Allreduce(send, recv, int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     return true;
   }
-  std::string transport() const override { return "mpi"; }
+  std::string transport() const override { return transport_; }
 
  private:
   std::unique_ptr<Communicator> c_;
+  std::string transport_;  // "mpi", or "mpi+sockets" when the data moves over equarx's TCP
 };
 #endif
 
@@ -109,9 +111,11 @@ Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) 
 #ifdef EQUARX_HAVE_MPI
   MPI_Init(argc, argv);
   std::unique_ptr<Communicator> c;
-  Status st = CreateMpiCommunicator(MPI_COMM_WORLD, &c);
+  Status st = CreateMpiCommunicator(MPI_COMM_WORLD, &c);  // data path from the environment
+  MpiCommunicatorOptions o;
+  if (st.ok()) st = MpiCommunicatorOptions::FromEnvironment(&o);
   if (st.ok()) {
-    MpiWorld w(std::move(c));
+    MpiWorld w(std::move(c), o.data_path == DataPath::kSockets ? "mpi+sockets" : "mpi");
     body(w);
   }
   MPI_Finalize();

@@ -39,7 +39,7 @@ double Median(std::vector<double> v) {
 int main(int argc, char** argv) {
   size_t min_bytes = 4 << 10, max_bytes = 64 << 20, factor = 2;
   uint64_t iters = 10, warmup = 3, ranks = 4;
-  std::string dtype_name = "bf16", out_path = "equarx.tune", cands = "full_bidir:rs+ag,semi:rs+ag,two_shot:rs+ag";
+  std::string dtype_name = "bf16", out_path = "equarx.tune", cands = "full:rs+ag,full_bidir:rs+ag,semi:rs+ag,two_shot:rs+ag";
   std::string margin_text = "0.05";
   tools::ArgParser p("equarx-tune", "measure the size crossover table for algorithm=auto");
   p.AddSize("minbytes", &min_bytes, "-b: smallest size in bytes");
