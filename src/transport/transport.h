@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "equarx/status.h"
 
@@ -22,6 +23,16 @@ using Deadline = Clock::time_point;
 struct Request {
   alignas(16) unsigned char state[96];
 };
+
+/// The statuses every backend reports the same way.
+inline Status WaitTimedOut(bool sending, int peer) {
+  return Timeout(std::string(sending ? "send to" : "receive from") + " rank " +
+                 std::to_string(peer) + " did not complete in time");
+}
+inline Status LengthMismatch(int peer, size_t sent, size_t expected) {
+  return Internal("message length mismatch with rank " + std::to_string(peer) + ": " +
+                  std::to_string(sent) + " bytes sent, " + std::to_string(expected) + " expected");
+}
 
 class Transport {
  public:

@@ -172,8 +172,7 @@ class InprocTransport final : public Transport {
       if (!m.cv.wait_until(lock, deadline, [e] {
             return e->state.load(std::memory_order_acquire) == kDone;
           })) {
-        return Timeout(std::string(e->kind == Kind::kSend ? "send to" : "receive from") +
-                       " rank " + std::to_string(e->peer) + " did not complete in time");
+        return WaitTimedOut(e->kind == Kind::kSend, e->peer);
       }
     }
     return ResultOf(e);
@@ -222,9 +221,7 @@ class InprocTransport final : public Transport {
   }
   static Status ResultOf(const Entry* e) {
     if (!e->length_error) return Status::Ok();
-    return Internal("message length mismatch with rank " + std::to_string(e->peer) + ": " +
-                    std::to_string(e->got) + " bytes sent, " + std::to_string(e->bytes) +
-                    " expected");
+    return LengthMismatch(e->peer, e->got, e->bytes);
   }
 
   std::shared_ptr<InprocFabric> fabric_;

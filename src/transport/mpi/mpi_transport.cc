@@ -63,8 +63,7 @@ class MpiTransport final : public Transport {
       Poll(r);
       if (r->done) break;
       if ((spins & 63) == 63 && Clock::now() >= deadline)
-        return Timeout(std::string(r->sending ? "send to" : "receive from") + " rank " +
-                       std::to_string(r->peer) + " did not complete in time");
+        return WaitTimedOut(r->sending != 0, r->peer);
       if (spins > 1024) std::this_thread::yield();
     }
     return ResultOf(r);

@@ -184,8 +184,7 @@ class SocketTransport final : public Transport {
     while (e->outcome == Outcome::kPending) {
       const auto now = Clock::now();
       if (now >= deadline)
-        return Timeout(std::string(e->kind == Kind::kSend ? "send to" : "receive from") +
-                       " rank " + std::to_string(e->peer) + " did not complete in time");
+        return WaitTimedOut(e->kind == Kind::kSend, e->peer);
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
       Progress(int(std::min<int64_t>(left.count() + 1, 1000)));
     }
@@ -253,9 +252,7 @@ class SocketTransport final : public Transport {
     switch (e->outcome) {
       case Outcome::kOk: return Status::Ok();
       case Outcome::kLength:
-        return Internal("message length mismatch with rank " + std::to_string(e->peer) + ": " +
-                        std::to_string(e->got) + " bytes sent, " + std::to_string(e->bytes) +
-                        " expected");
+        return LengthMismatch(e->peer, e->got, e->bytes);
       case Outcome::kPeerLost:
         return RemoteError("connection to rank " + std::to_string(e->peer) + " lost: " +
                            peers_[size_t(e->peer)].why);
