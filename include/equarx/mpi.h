@@ -47,6 +47,4 @@ Status CreateMpiCommunicator(MPI_Comm comm, std::unique_ptr<Communicator>* out);
 Status CreateMpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& options,
                              std::unique_ptr<Communicator>* out);
 
-const char* DataPathName(DataPath p);
-
 }  // namespace equarx

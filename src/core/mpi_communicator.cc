@@ -8,8 +8,6 @@
 
 namespace equarx {
 
-const char* DataPathName(DataPath p) { return p == DataPath::kSockets ? "sockets" : "mpi"; }
-
 Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
   const env::Settings s = env::Read();
   MpiCommunicatorOptions o;
