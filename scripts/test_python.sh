@@ -24,16 +24,7 @@ TORCH="${EQUARX_TORCH:-1}"
 # Debian packages: venv support, and PyTorch for the torch tests.
 APT=(python3-venv)
 [ "$TORCH" = 1 ] && APT+=(python3-torch)
-missing=()
-for p in "${APT[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null; then
-  echo "test_python.sh: installing ${missing[*]} (apt-get)"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+bash scripts/apt_install.sh "${APT[@]}" || [ $? -eq 3 ]  # 3: no apt-get, use what is there
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY="$(command -v python3)"
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
