@@ -6,6 +6,9 @@
 //   equarx-gemma3 eval     --model GGUF --text FILE[,FILE...] --tp N [reduce options]
 //                          [--tokens T] [--chunks C] [--sweep] [--json OUT]
 //   equarx-gemma3 bench    --model GGUF --tp N [--tokens 512,1024,2048] [--reps R] [--sweep]
+//                          [--threads N] [--json OUT]
+//   mpirun -np N equarx-gemma3 bench ...   one rank per process (the data path from
+//                          EQUARX_DATA_PATH); only bench runs under mpirun
 // Reduce options: --algo ring|full|full_bidir|semi|naive_fp8 --phases rs|ag|rs+ag
 //                 --codec int8 --block B --dtype f32|bf16
 // "Exact" in eval is the single-rank (TP-1) f32 forward pass: no AllReduce at all.
@@ -14,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +26,7 @@
 #include "gemm.h"
 #include "gguf.h"
 #include "model.h"
+#include "mpi_runner.h"
 #include "runner.h"
 #include "tokenizer.h"
 
@@ -45,7 +50,8 @@ int Usage() {
                "usage: equarx-gemma3 info|tokenize|logits|eval|bench --model GGUF [options]\n"
                "  eval:  --text FILE[,FILE] --tp N [--algo A --phases P --codec C --block B --dtype f32|bf16]\n"
                "         [--tokens T (512)] [--chunks C (1)] [--sweep] [--json OUT]\n"
-               "  bench: --tp N [--tokens 512,1024,2048] [--reps R (2)] [--sweep]\n"
+               "  bench: --tp N [--tokens 512,1024,2048] [--reps R (3)] [--sweep] [--json OUT]\n"
+               "         under mpirun: one rank per process, [--threads N] GEMM threads per rank\n"
                "  logits/tokenize: --prompt TEXT [--tp N] [--top K]\n"
                "  exact = TP-1 f32 forward (no AllReduce)\n");
   return 2;
@@ -264,49 +270,114 @@ int CmdEval(const Args& a) {
   return 0;
 }
 
-int CmdBench(const Args& a) {
+// Median of a non-empty list.
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// bench: prefill latency per configuration and token count, in-process (--tp N) or one rank
+// per process under mpirun (the world size is the TP degree). Every configuration runs `reps`
+// times after one untimed warm-up pass; the table gives medians.
+int CmdBench(const Args& a, const MpiSession* mpi) {
   Loaded m;
   if (!LoadModel(a, &m)) return 1;
   ReduceConfig base;
   std::string err;
   if (!ReduceFromArgs(a, &base, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 2; }
-  const int tp = static_cast<int>(a.Int("tp", 4));
-  const int reps = static_cast<int>(a.Int("reps", 2));
+  const int reps = static_cast<int>(a.Int("reps", 3));
+  if (reps < 1) { std::fprintf(stderr, "--reps must be at least 1\n"); return 2; }
   std::vector<ReduceConfig> configs{base};
   if (a.Has("sweep")) {
+    // The bf16 ring (what a bf16 model sends unquantized) against the int8 EQuARX schedules,
+    // all taking the same bf16 activations.
     configs.clear();
     ReduceConfig rc = base;
     rc.bf16 = true;
     rc.options.algorithm = equarx::Algorithm::kRing;
     configs.push_back(rc);
-    for (auto algo : {equarx::Algorithm::kFullBidir, equarx::Algorithm::kSemi}) {
+    for (auto algo : {equarx::Algorithm::kFullBidir, equarx::Algorithm::kSemi, equarx::Algorithm::kTwoShot}) {
       rc.options.algorithm = algo;
       rc.options.phases = equarx::Phases::kRSAG;
       configs.push_back(rc);
     }
   }
-  InProcessRunner run;
-  if (!run.Load(m.file, m.config, tp, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
-  std::printf("tp %d in-process, %d GEMM thread(s) per rank, %s kernel, best of %d\n", tp,
-              run.threads_per_rank(), GemmUsesAvx2() ? "avx2+fma" : "scalar", reps);
-  std::printf("%-28s %7s %10s %10s %8s %9s\n", "config", "tokens", "prefill_s", "reduce_s", "reduce%", "GFLOP/s");
+  std::unique_ptr<Runner> runner;
+  const bool root = !mpi || mpi->rank() == 0;
+  if (mpi) {
+    if (a.Has("tp") && a.Int("tp", 0) != mpi->size()) {
+      if (root) std::fprintf(stderr, "--tp %ld differs from the number of MPI processes (%d)\n", a.Int("tp", 0), mpi->size());
+      return 2;
+    }
+    auto r = std::make_unique<MpiRunner>();
+    if (!r->Load(m.file, m.config, static_cast<int>(a.Int("threads", 0)), &err)) {
+      std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
+      return 1;
+    }
+    runner = std::move(r);
+  } else {
+    auto r = std::make_unique<InProcessRunner>();
+    if (!r->Load(m.file, m.config, static_cast<int>(a.Int("tp", 4)), &err)) {
+      std::fprintf(stderr, "%s\n", err.c_str());
+      return 1;
+    }
+    runner = std::move(r);
+  }
+  if (root)
+    std::printf("tp %d %s, %d GEMM thread(s) per rank, %s kernel, median of %d after 1 warm-up\n",
+                runner->ranks(), runner->transport().c_str(), runner->threads_per_rank(),
+                GemmUsesAvx2() ? "avx2+fma" : "scalar", reps);
+  if (root)
+    std::printf("%-36s %7s %10s %10s %8s %9s %6s\n", "config", "tokens", "prefill_s", "reduce_s", "reduce%",
+                "GFLOP/s", "agree");
+  std::string jsonl;
   for (const auto& tstr : Split(a.Get("tokens", "512,1024,2048"), ',')) {
-    size_t T = static_cast<size_t>(std::atol(tstr.c_str()));
+    const long tl = std::atol(tstr.c_str());
+    if (tl < 2) { if (root) std::fprintf(stderr, "bad --tokens entry '%s'\n", tstr.c_str()); return 2; }
+    const size_t T = static_cast<size_t>(tl);
     std::vector<int32_t> ids(T);
-    for (size_t i = 0; i < T; ++i) ids[i] = static_cast<int32_t>(1000 + (i * 7919) % 50000);
+    // A fixed pseudo-random token sequence (prefill cost does not depend on the text).
+    const size_t vocab = static_cast<size_t>(std::max(m.config.vocab, 2));
+    for (size_t i = 0; i < T; ++i) ids[i] = static_cast<int32_t>((1000 + (i * 7919) % 50000) % vocab);
     ids[0] = m.tok.bos();
     for (const auto& rc : configs) {
-      RunStats best;
-      best.total_s = 1e30;
-      for (int r = 0; r < reps; ++r) {
-        std::vector<float> hidden;
+      std::vector<double> total, reduce, gflops;
+      bool agree = true;
+      std::vector<float> hidden;
+      for (int r = 0; r <= reps; ++r) {
         RunStats st;
-        if (!run.Forward(ids, rc, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
-        if (st.total_s < best.total_s) best = st;
+        if (!runner->Forward(ids, rc, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+        if (r == 0) continue;  // warm-up
+        total.push_back(st.total_s);
+        reduce.push_back(st.reduce_s);
+        gflops.push_back(st.gflops);
+        agree &= st.ranks_agree;
       }
-      std::printf("%-28s %7zu %10.3f %10.3f %8.1f %9.1f\n", rc.Name().c_str(), T, best.total_s,
-                  best.reduce_s, 100 * best.reduce_s / best.total_s, best.gflops);
+      const double t = Median(total), rd = Median(reduce);
+      if (!root) continue;
+      std::printf("%-36s %7zu %10.3f %10.3f %8.1f %9.1f %6s\n", rc.Name().c_str(), T, t, rd, 100 * rd / t,
+                  Median(gflops), agree ? "yes" : "NO");
+      std::fflush(stdout);
+      char buf[768];
+      std::snprintf(buf, sizeof buf,
+                    "{\"tp\":%d,\"transport\":\"%s\",\"threads\":%d,\"config\":\"%s\",\"algo\":\"%s\","
+                    "\"phases\":\"%s\",\"bf16\":%s,\"tokens\":%zu,\"reps\":%d,\"prefill_s\":%.6f,"
+                    "\"prefill_min_s\":%.6f,\"prefill_max_s\":%.6f,\"reduce_s\":%.6f,\"gflops\":%.3f,"
+                    "\"ranks_agree\":%s,\"hidden_hash\":\"%016llx\"}\n",
+                    runner->ranks(), runner->transport().c_str(), runner->threads_per_rank(), rc.Name().c_str(),
+                    std::string(equarx::AlgorithmName(rc.options.algorithm)).c_str(),
+                    std::string(equarx::PhasesName(rc.options.phases)).c_str(), rc.bf16 ? "true" : "false", T,
+                    reps, t, *std::min_element(total.begin(), total.end()),
+                    *std::max_element(total.begin(), total.end()), rd, Median(gflops), agree ? "true" : "false",
+                    static_cast<unsigned long long>(HashFloats(hidden.data(), hidden.size())));
+      jsonl += buf;
     }
+  }
+  if (root && a.Has("json")) {
+    std::ofstream out(a.Get("json"));
+    out << jsonl;
+    if (!out) { std::fprintf(stderr, "cannot write %s\n", a.Get("json").c_str()); return 1; }
   }
   return 0;
 }
@@ -314,12 +385,24 @@ int CmdBench(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun every process is one tensor-parallel rank (bench only).
+  std::unique_ptr<MpiSession> mpi;
+  if (UnderMpirun()) {
+    mpi = std::make_unique<MpiSession>(&argc, &argv);
+    if (!mpi->ok()) { std::fprintf(stderr, "equarx-gemma3: MPI_Init failed\n"); return 1; }
+  }
   Args a;
   if (!ParseArgs(argc, argv, &a)) return Usage();
+  if (mpi && a.command != "bench") {
+    if (mpi->rank() == 0)
+      std::fprintf(stderr, "equarx-gemma3: under mpirun only 'bench' runs (one rank per process); "
+                           "run '%s' without mpirun (--tp N runs the ranks in-process)\n", a.command.c_str());
+    return 2;
+  }
+  if (a.command == "bench") return CmdBench(a, mpi.get());
   if (a.command == "info") return CmdInfo(a);
   if (a.command == "tokenize") return CmdTokenize(a);
   if (a.command == "logits") return CmdLogits(a);
   if (a.command == "eval") return CmdEval(a);
-  if (a.command == "bench") return CmdBench(a);
   return Usage();
 }

@@ -4,6 +4,7 @@
 // dtype a bf16 model would put on the wire).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,16 +31,31 @@ struct RunStats {
 /// A rank's reducer over `comm` (nullptr: single rank, identity).
 Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::string* error);
 
+/// Runs the forward pass on every rank of a tensor-parallel group.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  /// Hidden states of the last layer for tokens[T] (rank 0's copy; every process of an MPI
+  /// group gets its own, bitwise equal when stats->ranks_agree). Collective under MPI.
+  virtual bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
+                       std::vector<float>* hidden, RunStats* stats, std::string* error) = 0;
+  virtual int ranks() const = 0;
+  /// GEMM threads each rank uses.
+  virtual int threads_per_rank() const = 0;
+  /// "in-process", or the MPI communicator's data path.
+  virtual std::string transport() const = 0;
+};
+
 /// In-process tensor parallelism: N RankModels and N communicators in this process.
-class InProcessRunner {
+class InProcessRunner final : public Runner {
  public:
   bool Load(const GgufFile& file, const Config& config, int ranks, std::string* error);
-  /// Hidden states of the last layer (rank 0's copy) for tokens[T].
   bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc, std::vector<float>* hidden,
-               RunStats* stats, std::string* error);
-  int ranks() const { return static_cast<int>(models_.size()); }
-  /// GEMM threads each rank uses (the cores divided among the ranks, at least 1).
-  int threads_per_rank() const;
+               RunStats* stats, std::string* error) override;
+  int ranks() const override { return static_cast<int>(models_.size()); }
+  /// The cores divided among the ranks, at least 1.
+  int threads_per_rank() const override;
+  std::string transport() const override { return "in-process"; }
 
  private:
   std::vector<std::unique_ptr<RankModel>> models_;
@@ -47,5 +63,9 @@ class InProcessRunner {
 };
 
 int HardwareThreads();
+
+/// A 64-bit FNV-1a hash of a float buffer's bytes (to compare ranks' outputs without moving
+/// them).
+uint64_t HashFloats(const float* v, size_t n);
 
 }  // namespace gemma3

@@ -1,0 +1,110 @@
+// mpi_runner.cc — see mpi_runner.h.
+#include "mpi_runner.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#ifdef EQUARX_HAVE_MPI
+#include <mpi.h>
+
+#include "equarx/mpi.h"
+#endif
+
+namespace gemma3 {
+
+bool UnderMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+}
+
+#ifdef EQUARX_HAVE_MPI
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int provided = 0;
+  // Only the main thread calls MPI (the GEMM threads never do).
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  ok_ = true;
+}
+
+MpiSession::~MpiSession() {
+  if (ok_) MPI_Finalize();
+}
+
+bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads, std::string* error) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  if (threads <= 0) {
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int on_host = local ? std::max(1, std::atoi(local)) : 1;
+    threads = std::max(1, HardwareThreads() / on_host);
+  }
+  threads_ = threads;
+  model_ = std::make_unique<RankModel>();
+  std::string load_error;
+  int ok = model_->Load(file, config, rank_, size_, &load_error) ? 1 : 0, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
+    *error = ok ? "model load failed on another rank" : "rank " + std::to_string(rank_) + ": " + load_error;
+    return false;
+  }
+  equarx::MpiCommunicatorOptions options;
+  equarx::Status st = equarx::MpiCommunicatorOptions::FromEnvironment(&options);
+  if (st.ok()) st = equarx::CreateMpiCommunicator(MPI_COMM_WORLD, options, &comm_);
+  if (!st.ok()) {
+    *error = "CreateMpiCommunicator: " + st.ToString();
+    return false;
+  }
+  transport_ = options.data_path == equarx::DataPath::kSockets ? "mpi+sockets" : "mpi";
+  return true;
+}
+
+bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
+                        std::vector<float>* hidden, RunStats* stats, std::string* error) {
+  const size_t T = tokens.size(), d = static_cast<size_t>(model_->config().d_model);
+  hidden->assign(T * d, 0.0f);
+  Reducer red = MakeReducer(comm_.get(), rc, error);
+  ForwardStats fs;
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank starts the pass together
+  int ok = model_->Forward(tokens.data(), T, red, threads_, hidden->data(), &fs) ? 1 : 0, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
+    if (error->empty()) *error = ok ? "forward failed on another rank" : "forward failed on rank " + std::to_string(rank_);
+    return false;
+  }
+  if (stats) {
+    double mine[3] = {fs.total_s, fs.reduce_s, fs.flops}, maxes[3], sums[3];
+    MPI_Allreduce(mine, maxes, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    uint64_t h = HashFloats(hidden->data(), hidden->size()), hmin = 0, hmax = 0;
+    MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    RunStats s;
+    s.total_s = maxes[0];
+    s.reduce_s = sums[1] / size_;
+    s.gflops = s.total_s > 0 ? sums[2] / s.total_s * 1e-9 : 0;
+    s.ranks_agree = hmin == hmax;
+    *stats = s;
+  }
+  return true;
+}
+
+#else  // !EQUARX_HAVE_MPI
+
+MpiSession::MpiSession(int*, char***) {}
+MpiSession::~MpiSession() = default;
+
+bool MpiRunner::Load(const GgufFile&, const Config&, int, std::string* error) {
+  *error = "this build of equarx-gemma3 has no MPI (configure with EQUARX_ENABLE_MPI=ON)";
+  return false;
+}
+
+bool MpiRunner::Forward(const std::vector<int32_t>&, const ReduceConfig&, std::vector<float>*, RunStats*,
+                        std::string* error) {
+  *error = "no MPI";
+  return false;
+}
+
+#endif
+
+}  // namespace gemma3

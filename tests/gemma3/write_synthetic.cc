@@ -1,0 +1,22 @@
+// gemma3_write_synthetic PATH [SEED] — writes the tests' tiny random Gemma 3 GGUF to PATH, for
+// tests that run the equarx-gemma3 executable itself (run_mpi_bench_test.sh).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "synthetic.h"
+
+int main(int argc, char** argv) {
+  if (argc < 2 || argc > 3) {
+    std::fprintf(stderr, "usage: gemma3_write_synthetic PATH [SEED]\n");
+    return 2;
+  }
+  gemma3::testing::SyntheticSpec spec;
+  if (argc == 3) spec.seed = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
+  std::string error;
+  if (!gemma3::testing::WriteSyntheticModel(argv[1], spec, &error)) {
+    std::fprintf(stderr, "gemma3_write_synthetic: %s\n", error.c_str());
+    return 1;
+  }
+  return 0;
+}
