@@ -25,6 +25,8 @@
 #   link      iperf3 h0 -> h1 for 3 s (if iperf3 is installed): the rate the shaping gives
 #   mpitest   build/release/tests/mpi/mpi_test (the MPI correctness suite), one rank per host
 #   mpifault  build/release/tests/mpi/mpi_fault_test (a rank SIGKILLed mid-collective)
+#   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
+#             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
 # Output (--out DIR): rows.jsonl (every row, tagged hosts/rate/launch), rows.csv, raw/*.log,
 # raw/*.jsonl, env.txt (commit, load, binaries). Progress goes to stderr.
 #
@@ -37,7 +39,7 @@ usage() {
 usage: bench/netem/run.sh [options]
   --hosts LIST        host counts, comma-separated (default 4)
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
-  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,auto,overlap,mpitest,mpifault (default
+  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,auto,overlap,mpitest,mpifault,gemma3 (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
@@ -61,6 +63,10 @@ usage: bench/netem/run.sh [options]
   --keep-going        continue with the next launch when one fails (default: stop)
   --data-path P       how equarx moves data: mpi (MPI point-to-point) or sockets (equarx's own
                       TCP connections over eqx0); the MPI peers are unaffected (default mpi)
+  --gemma3-model F    GGUF for the gemma3 config (default .venv/models/gemma-3-270m-q4_k_m.gguf)
+  --gemma3-tokens L   prompt lengths of the gemma3 config (default 512,1024,2048)
+  --gemma3-reps N     timed passes per configuration and length, after one warm-up (default 3)
+  --gemma3-threads N  GEMM threads per rank (default 1: the ranks share this machine's cores)
   -h, --help
 EOF
 }
@@ -72,6 +78,7 @@ MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=f
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
 DATA_PATH=mpi
+GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
 OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -101,6 +108,10 @@ while [[ $# -gt 0 ]]; do
     --build) BUILD=$2; shift ;;
     --launch-timeout) LAUNCH_TIMEOUT=$2; shift ;;
     --data-path) DATA_PATH=$2; shift ;;
+    --gemma3-model) GEMMA3_MODEL=$2; shift ;;
+    --gemma3-tokens) GEMMA3_TOKENS=$2; shift ;;
+    --gemma3-reps) GEMMA3_REPS=$2; shift ;;
+    --gemma3-threads) GEMMA3_THREADS=$2; shift ;;
     --keep-going) KEEP_GOING=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -132,6 +143,11 @@ cp "$BUILD/tools/perf/equarx-perf" "$PERF"
 if has mpitest; then cp "$BUILD/tests/mpi/mpi_test" "$OUT/bin/mpi_test"; fi
 if has mpifault; then cp "$BUILD/tests/mpi/mpi_fault_test" "$OUT/bin/mpi_fault_test"; fi
 if has auto; then cp "$BUILD/tools/tune/equarx-tune" "$OUT/bin/equarx-tune"; fi
+if has gemma3; then
+  [[ -f $GEMMA3_MODEL ]] || { echo "run.sh: no model at $GEMMA3_MODEL (run scripts/fetch_model.sh)" >&2; exit 2; }
+  GEMMA3_MODEL=$(realpath "$GEMMA3_MODEL")
+  cp "$BUILD/apps/gemma3/equarx-gemma3" "$OUT/bin/equarx-gemma3"
+fi
 if has gloo; then
   log "building bench/gloo/gloo_bench.cc (g++ -O2, -lgloo)"
   g++ -O2 -std=c++17 bench/gloo/gloo_bench.cc -o "$OUT/bin/gloo-bench" -lgloo -pthread
@@ -382,6 +398,10 @@ run_all_configs() {   # for the current topology and RATE
       launch "overlap_$s" "$rate" "$PERF" -b "$s" -e "$s" "${PERF_ARGS[@]}" -d bf16 \
         --algo "$OVERLAP_ALGOS" --phases rs+ag --overlap -J "$OUT/raw/${tag}_overlap_$s.jsonl"
     done
+  fi
+  if has gemma3; then
+    launch gemma3 "$rate" "$OUT/bin/equarx-gemma3" bench --model "$GEMMA3_MODEL" --tokens "$GEMMA3_TOKENS" \
+      --reps "$GEMMA3_REPS" --threads "$GEMMA3_THREADS" --sweep --json "$OUT/raw/${tag}_gemma3.jsonl"
   fi
   if has mpitest; then
     launch mpitest "$rate" "$OUT/bin/mpi_test"
