@@ -9,8 +9,8 @@
 //                          [--threads N] [--json OUT]
 //   mpirun -np N equarx-gemma3 bench ...   one rank per process (the data path from
 //                          EQUARX_DATA_PATH); only bench runs under mpirun
-// Reduce options: --algo ring|full|full_bidir|semi|naive_fp8 --phases rs|ag|rs+ag
-//                 --codec int8 --block B --dtype f32|bf16
+// Reduce options: --algo ring|full|full_bidir|semi|two_shot|naive_fp8 --phases rs|ag|rs+ag
+//                 --codec int8|int4|fp8_e4m3|fp8_e5m2 --block B --dtype f32|bf16
 // "Exact" in eval is the single-rank (TP-1) f32 forward pass: no AllReduce at all.
 #include <algorithm>
 #include <cstdio>
