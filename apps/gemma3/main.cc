@@ -25,9 +25,11 @@
 #include "eval.h"
 #include "gemm.h"
 #include "gguf.h"
+#include "launch.h"
 #include "model.h"
 #include "mpi_runner.h"
 #include "runner.h"
+#include "stats.h"
 #include "tokenizer.h"
 
 using namespace gemma3;
@@ -270,13 +272,6 @@ int CmdEval(const Args& a) {
   return 0;
 }
 
-// Median of a non-empty list.
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // bench: prefill latency per configuration and token count, in-process (--tp N) or one rank
 // per process under mpirun (the world size is the TP degree). Every configuration runs `reps`
 // times after one untimed warm-up pass; the table gives medians.
@@ -354,10 +349,11 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
         gflops.push_back(st.gflops);
         agree &= st.ranks_agree;
       }
-      const double t = Median(total), rd = Median(reduce);
+      const double t = equarx::tools::Median(total), rd = equarx::tools::Median(reduce),
+                   gf = equarx::tools::Median(gflops);
       if (!root) continue;
       std::printf("%-36s %7zu %10.3f %10.3f %8.1f %9.1f %6s\n", rc.Name().c_str(), T, t, rd, 100 * rd / t,
-                  Median(gflops), agree ? "yes" : "NO");
+                  gf, agree ? "yes" : "NO");
       std::fflush(stdout);
       char buf[768];
       std::snprintf(buf, sizeof buf,
@@ -369,8 +365,8 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
                     std::string(equarx::AlgorithmName(rc.options.algorithm)).c_str(),
                     std::string(equarx::PhasesName(rc.options.phases)).c_str(), rc.bf16 ? "true" : "false", T,
                     reps, t, *std::min_element(total.begin(), total.end()),
-                    *std::max_element(total.begin(), total.end()), rd, Median(gflops), agree ? "true" : "false",
-                    static_cast<unsigned long long>(HashFloats(hidden.data(), hidden.size())));
+                    *std::max_element(total.begin(), total.end()), rd, gf, agree ? "true" : "false",
+                    static_cast<unsigned long long>(equarx::tools::Fnv1a64(hidden.data(), hidden.size() * sizeof(float))));
       jsonl += buf;
     }
   }
@@ -387,7 +383,7 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
 int main(int argc, char** argv) {
   // Under mpirun every process is one tensor-parallel rank (bench only).
   std::unique_ptr<MpiSession> mpi;
-  if (UnderMpirun()) {
+  if (equarx::tools::UnderMpirun()) {
     mpi = std::make_unique<MpiSession>(&argc, &argv);
     if (!mpi->ok()) { std::fprintf(stderr, "equarx-gemma3: MPI_Init failed\n"); return 1; }
   }

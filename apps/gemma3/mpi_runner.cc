@@ -8,13 +8,10 @@
 #include <mpi.h>
 
 #include "equarx/mpi.h"
+#include "stats.h"
 #endif
 
 namespace gemma3 {
-
-bool UnderMpirun() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
-}
 
 #ifdef EQUARX_HAVE_MPI
 
@@ -76,7 +73,7 @@ bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& 
     double mine[3] = {fs.total_s, fs.reduce_s, fs.flops}, maxes[3], sums[3];
     MPI_Allreduce(mine, maxes, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(mine, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    uint64_t h = HashFloats(hidden->data(), hidden->size()), hmin = 0, hmax = 0;
+    uint64_t h = equarx::tools::Fnv1a64(hidden->data(), hidden->size() * sizeof(float)), hmin = 0, hmax = 0;
     MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     RunStats s;

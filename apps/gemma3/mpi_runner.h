@@ -15,9 +15,6 @@
 
 namespace gemma3 {
 
-/// True when this process was started by mpirun (Open MPI, or a PMI/PMIx launcher).
-bool UnderMpirun();
-
 /// MPI_Init_thread on construction, MPI_Finalize on destruction (no-op without MPI).
 class MpiSession {
  public:

@@ -14,13 +14,6 @@ int HardwareThreads() {
   return n ? static_cast<int>(n) : 1;
 }
 
-uint64_t HashFloats(const float* v, size_t n) {
-  const auto* b = reinterpret_cast<const unsigned char*>(v);
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
 std::string ReduceConfig::Name() const {
   std::string s(equarx::AlgorithmName(options.algorithm));
   if (equarx::IsQuantized(options.algorithm) && options.algorithm != equarx::Algorithm::kNaiveFp8) {

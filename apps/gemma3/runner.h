@@ -4,7 +4,6 @@
 // dtype a bf16 model would put on the wire).
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,9 +62,5 @@ class InProcessRunner final : public Runner {
 };
 
 int HardwareThreads();
-
-/// A 64-bit FNV-1a hash of a float buffer's bytes (to compare ranks' outputs without moving
-/// them).
-uint64_t HashFloats(const float* v, size_t n);
 
 }  // namespace gemma3

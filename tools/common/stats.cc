@@ -1,9 +1,23 @@
 // equarx tools — error statistics (see stats.h).
 #include "stats.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace equarx::tools {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+uint64_t Fnv1a64(const void* data, size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
 
 void ErrorAccumulator::Add(double ref, double got) {
   ++count_;

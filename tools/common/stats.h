@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace equarx::tools {
 
@@ -41,5 +42,11 @@ class ErrorAccumulator {
 /// Convenience: statistics of n elements.
 ErrorStats CompareArrays(const double* ref, const float* got, size_t n);
 ErrorStats CompareArrays(const double* ref, const double* got, size_t n);
+
+/// Median of timings (the mean of the middle two for an even count; 0 when empty).
+double Median(std::vector<double> v);
+
+/// 64-bit FNV-1a of `bytes` bytes: compares results between ranks or runs without moving them.
+uint64_t Fnv1a64(const void* data, size_t bytes);
 
 }  // namespace equarx::tools

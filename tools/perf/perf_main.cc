@@ -21,8 +21,10 @@
 #include "args.h"
 #include "codec/codec.h"
 #include "equarx/equarx.hpp"
+#include "launch.h"
 #include "perf_world.h"
 #include "random.h"
+#include "stats.h"
 
 namespace equarx::perf {
 namespace {
@@ -61,18 +63,6 @@ std::vector<std::string> Split(const std::string& s) {
     i = j + 1;
   }
   return out;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
-
-uint64_t Fnv1a(const uint8_t* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
 }
 
 // Rank r's input in f32 (after rounding to the dtype) for elements [off, off + n).
@@ -199,14 +189,14 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       }
       const double wire = double(w.comm().stats().bytes_sent - sent0) / double(s.warmup + s.iters);
       w.MaxInPlace(times.data(), times.size());
-      uint64_t h = Fnv1a(recv.data(), count * esize), h0 = h;
+      uint64_t h = tools::Fnv1a64(recv.data(), count * esize), h0 = h;
       w.BroadcastFromRoot(&h0);
       double differs = h != h0;
       w.SumInPlace(&differs, 1);
       if (me != 0) continue;
       Errors e;
       if (s.check && c.mode == ExecutionMode::kNormal) e = Check(s, dist, dt, n, recv.data(), count);
-      const double t = Median(times);
+      const double t = tools::Median(times);
       if (c.mode == ExecutionMode::kNormal) t_normal = t;
       if (c.mode == ExecutionMode::kWireOnly) t_wire = t;
       if (c.mode == ExecutionMode::kCodecOnly && t_normal > 0)
@@ -324,7 +314,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto body = [&](World& w) { Body(s, configs, w); };
-  st = UnderMpirun() ? RunMpi(&argc, &argv, body) : RunInProcess(int(s.ranks), body);
+  st = tools::UnderMpirun() ? RunMpi(&argc, &argv, body) : RunInProcess(int(s.ranks), body);
   if (!st.ok()) {
     std::fprintf(stderr, "equarx-perf: %s\n", st.ToString().c_str());
     return 1;

@@ -2,7 +2,6 @@
 #include "perf_world.h"
 
 #include <barrier>
-#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -88,10 +87,6 @@ class MpiWorld final : public World {
 #endif
 
 }  // namespace
-
-bool UnderMpirun() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
-}
 
 Status RunInProcess(int ranks, const std::function<void(World&)>& body) {
   std::vector<std::unique_ptr<Communicator>> comms;

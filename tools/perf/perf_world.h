@@ -29,9 +29,6 @@ class World {
   virtual std::string transport() const = 0;
 };
 
-/// Whether this process was started by mpirun (then RunMpi must be used).
-bool UnderMpirun();
-
 /// Runs body(world) on `ranks` threads of an in-process group.
 Status RunInProcess(int ranks, const std::function<void(World&)>& body);
 

@@ -18,6 +18,7 @@
 #include "algo/tune_table.h"
 #include "args.h"
 #include "equarx/equarx.hpp"
+#include "launch.h"
 #include "perf_world.h"
 
 namespace {
@@ -139,7 +140,7 @@ int main(int argc, char** argv) {
     }
     if (w.rank() == 0) section.ranks = w.size();
   };
-  st = perf::UnderMpirun() ? perf::RunMpi(&argc, &argv, body) : perf::RunInProcess(int(ranks), body);
+  st = tools::UnderMpirun() ? perf::RunMpi(&argc, &argv, body) : perf::RunInProcess(int(ranks), body);
   if (!st.ok() || failed) {
     std::fprintf(stderr, "equarx-tune: %s\n", st.ok() ? "a measurement failed" : st.ToString().c_str());
     return 1;
