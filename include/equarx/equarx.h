@@ -50,6 +50,14 @@ typedef enum {
 /* Stochastic rounding needs an integer codec (int8, int4). */
 typedef enum { equarxRoundNearest = 0, equarxRoundStochastic = 1 } equarxRounding_t;
 
+/* Rotation before quantizing (equarx::Rotation): default = EQUARX_ROTATION, else the codec's
+ * measured default; hadamard = seeded random signs and a Walsh-Hadamard transform per block. */
+typedef enum {
+  equarxRotationDefault = 0,
+  equarxRotationNone = 1,
+  equarxRotationHadamard = 2
+} equarxRotation_t;
+
 /* Options of one AllReduce. Always initialise with EQUARX_CONFIG_INITIALIZER or
  * equarxConfigInit: `size` records which version of the struct the caller was compiled with,
  * so fields can be appended without breaking callers. */
@@ -66,12 +74,14 @@ typedef struct {
   int validate;               /* exchange a descriptor first (default 1) */
   /* since 0.2: */
   int rounding;               /* equarxRounding_t, default equarxRoundNearest */
-  uint64_t seed;              /* seed of stochastic rounding (same seed, same bits) */
+  uint64_t seed;              /* seed of stochastic rounding and of the rotation's signs */
+  /* since 0.3: */
+  int rotation;               /* equarxRotation_t, default equarxRotationDefault */
 } equarxConfig_t;
 
 #define EQUARX_CONFIG_INITIALIZER                                                              \
   { sizeof(equarxConfig_t), equarxAlgoFullBidir, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, \
-    0, 1, equarxRoundNearest, 0 }
+    0, 1, equarxRoundNearest, 0, equarxRotationDefault }
 
 /* Opt-in telemetry of one call on one rank (what this rank's encodes did; estimates from the
  * block scales, see equarx::AllReduceStats). Set `size` (EQUARX_STATS_INITIALIZER) so that

@@ -3,7 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
+#include "equarx/status.h"
 #include "equarx/types.h"
 
 namespace equarx {
@@ -53,6 +56,61 @@ struct AllReduceOptions {
   const char* tune_file = nullptr;
   /// Diagnostics only; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kNormal;
+  /// Rotation before the first encode, undone after the last decode (see Rotation). Its random
+  /// signs come from `seed`. kDefault = EQUARX_ROTATION, else DefaultRotation(codec).
+  Rotation rotation = Rotation::kDefault;
 };
+
+/// The rotation `kDefault` resolves to for a quantized plan of this codec when EQUARX_ROTATION
+/// is not set (chosen by measurement: docs/accuracy.md).
+Rotation DefaultRotation(Codec codec);
+
+// ---- Options as data --------------------------------------------------------------------
+// One table describes every field of AllReduceOptions (except tune_file, a path): it drives
+// validation, the cross-rank descriptor and its diff, the C API mapping, text parsing and
+// formatting, the tools' flags and the Python keywords. Adding an option is one row in
+// src/core/options.cc plus the field here and in equarxConfig_t.
+
+enum class OptionKind : uint8_t {
+  kEnum = 0,  ///< one of `values` (by name in text)
+  kUint = 1,  ///< an unsigned integer in [min, max]; sizes accept K/M/G suffixes in text
+  kBool = 2,  ///< 0/1, false/true
+};
+
+struct OptionField {
+  std::string_view name;   ///< key in option text, Python keyword, tool flag --name
+  std::string_view alias;  ///< a shorter key and tool flag (e.g. "algo"), or ""
+  OptionKind kind;
+  const EnumInfo* values;  ///< kEnum: the allowed values
+  size_t num_values;
+  uint64_t min, max;       ///< kUint: inclusive range
+  bool agreed;             ///< every rank must pass the same value (checked on every call)
+  std::string_view env;    ///< the EQUARX_* variable used when the option is 0 / default, or ""
+  std::string_view doc;    ///< one line
+  uint64_t (*get)(const AllReduceOptions&);
+  void (*set)(AllReduceOptions*, uint64_t);
+};
+
+/// The table, in canonical order.
+const OptionField* OptionFields(size_t* n);
+/// The row named `name` (or whose alias is `name`; '-' and '_' are the same), or null.
+const OptionField* FindOptionField(std::string_view name);
+/// A value as text: enum names, decimal integers, "0"/"1" for bools.
+std::string FormatOptionValue(const OptionField& f, uint64_t value);
+/// Parses one value of field `f` (enum name or alias, integer with optional K/M/G suffix for
+/// sizes, bool as 0/1/true/false). Range-checked; the message names the option.
+Status ParseOptionValue(const OptionField& f, std::string_view text, uint64_t* value);
+/// Applies "key=value" items separated by ',' ';' or whitespace to *options (keys as
+/// FindOptionField). Unknown keys and bad values are kInvalidArgument; *options is changed only
+/// when the whole text is valid.
+Status ParseOptions(std::string_view text, AllReduceOptions* options);
+/// Every table field as "key=value" joined by ',' in table order (a ParseOptions round trip
+/// gives the same options; tune_file is not included).
+std::string FormatOptions(const AllReduceOptions& options);
+/// Only the fields that differ from the defaults ("" when none).
+std::string FormatNonDefaultOptions(const AllReduceOptions& options);
+/// Checks every field's range and the combinations that make no sense (e.g. stochastic
+/// rounding with an fp8 codec, rotation with naive_fp8). Buffers are not looked at.
+Status CheckOptions(const AllReduceOptions& options);
 
 }  // namespace equarx

@@ -56,6 +56,17 @@ enum class Rounding : uint8_t {
                     ///< the same seed gives the same bits on every run, rank and SIMD target.
 };
 
+/// A rotation applied to every rank's contribution before the first encode and undone after
+/// the last decode (docs/algorithms.md, "Rotation"). Linear and orthogonal, so it commutes with
+/// the sum; it spreads an outlier's energy over its block so that the block's scale follows
+/// the block's RMS instead of its maximum. No extra wire bytes.
+enum class Rotation : uint8_t {
+  kDefault = 0,   ///< EQUARX_ROTATION if set, else the measured default of the codec
+                  ///< (see DefaultRotation); never applied to unquantized plans
+  kNone = 1,      ///< no rotation
+  kHadamard = 2,  ///< per rotation block: seeded random signs, then a Walsh-Hadamard transform
+};
+
 /// Metadata of one enum value: stable id, the name the tools accept, a one-line description.
 struct EnumInfo {
   int id;
@@ -67,10 +78,12 @@ std::string_view AlgorithmName(Algorithm a);
 std::string_view PhasesName(Phases p);  ///< "rs", "ag", "rs+ag"
 std::string_view CodecName(Codec c);
 std::string_view RoundingName(Rounding r);  ///< "nearest", "stochastic"
+std::string_view RotationName(Rotation r);  ///< "default", "none", "hadamard"
 std::optional<Algorithm> ParseAlgorithm(std::string_view name);
 std::optional<Phases> ParsePhases(std::string_view name);
 std::optional<Codec> ParseCodec(std::string_view name);
 std::optional<Rounding> ParseRounding(std::string_view name);
+std::optional<Rotation> ParseRotation(std::string_view name);
 
 /// Every algorithm / phases / codec / rounding value with its description, for --help and
 /// equarx-info.
@@ -78,6 +91,7 @@ const EnumInfo* AlgorithmTable(size_t* n);
 const EnumInfo* PhasesTable(size_t* n);
 const EnumInfo* CodecTable(size_t* n);
 const EnumInfo* RoundingTable(size_t* n);
+const EnumInfo* RotationTable(size_t* n);
 
 /// Whether a codec supports Rounding::kStochastic (the integer codecs).
 bool SupportsStochasticRounding(Codec c);

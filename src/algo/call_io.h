@@ -1,14 +1,27 @@
-// equarx call I/O: the requests of one collective call and the codec kernels it runs, with
-// the bookkeeping every algorithm needs and none should write twice.
+// equarx call I/O: the requests of one collective call, the codec kernels it runs, and the
+// caller's contribution and result as a schedule sees them — the bookkeeping every algorithm
+// needs and none should write twice.
 //
 // Request i lives in scratch; live[i] marks whether it must still be waited on. Every wait
 // has the call's deadline. Whatever is still live when the CallIo goes away (an early return
 // on error) is cancelled first, so no buffer stays exposed to the transport. The diagnostic
 // execution modes switch off the codec (wire only) or the messages (codec only).
+//
+// Contribution and result (Local, DecodeOut, OwnerLoss): a schedule reads this rank's
+// contribution for a segment through Local() and writes decoded results through DecodeOut().
+// With error feedback (or naive fp8's precast) the contribution is a staged f32 copy of the
+// whole tensor. With a rotation (RunArgs::rotation) Local() forward-rotates the segment into a
+// segment-sized f32 temporary (or the staged copy was rotated once, whole), and DecodeOut()
+// decodes into f32 and inverse-rotates into the output: every element is rotated once on the
+// way in and once on the way out, and the schedule in between works in the rotated domain.
+// Segments start on block boundaries, which are the rotation's block boundaries. Error
+// feedback keeps the residual in the caller's (unrotated) domain: every loss is
+// inverse-rotated before it is added.
 #pragma once
 
 #include <algorithm>
 
+#include "algo/plan.h"
 #include "algo/scratch.h"
 #include "codec/codec.h"
 #include "equarx/options.h"
@@ -74,28 +87,76 @@ class CallIo {
   }
   template <typename... A> void Convert(A... a) { if (codec_on_) codec::Convert(a...); }
 
-  // ---- Error feedback (RunArgs::residual) ----
-  /// staged <- f32(send) + residual, then residual <- 0: the call's contribution, to which
-  /// every encode of this rank adds back what it loses (EncodeWithLoss, ResultLoss).
-  void StageResidual(DType t, const void* send, size_t n, float* residual, float* staged) {
+  // ---- Contribution and result (see the top of this file) ----
+  /// Binds the call's buffers. `staged`: `count` f32 of scratch when the contribution is staged
+  /// (error feedback, naive fp8), else null; `tmp`: two segment-sized f32 temporaries of
+  /// `tmp_elems` each when a rotation or error feedback is on, else null.
+  void Bind(const RunArgs& a, float* staged, float* tmp, size_t tmp_elems) {
+    args_ = &a;
+    staged_ = staged;
+    tmp_[0] = tmp;
+    tmp_[1] = tmp ? tmp + tmp_elems : nullptr;
+    rotate_ = a.rotation.block != 0;
+  }
+  struct View {
+    const void* data;
+    DType type;
+  };
+  /// This rank's contribution to segment r, as the encoders should read it.
+  View Local(Range r) {
+    if (staged_) return {staged_ + r.begin, DType::kFloat32};
+    const void* src = static_cast<const uint8_t*>(args_->send) + r.begin * DTypeSize(args_->dtype);
+    if (!rotate_) return {src, args_->dtype};
+    if (codec_on_) codec::RotateForward(args_->rotation, args_->dtype, src, r.count, r.begin, tmp_[0]);
+    return {tmp_[0], DType::kFloat32};
+  }
+  /// The output elements of segment r (in the call's dtype).
+  void* Out(Range r) const {
+    return static_cast<uint8_t*>(args_->recv) + r.begin * DTypeSize(args_->dtype);
+  }
+  /// out[r] <- decode(wire), inverse-rotated when a rotation is on.
+  void DecodeOut(const codec::WireSpec& w, const uint8_t* wire, Range r) {
+    if (!codec_on_) return;
+    if (!rotate_) return codec::Decode(w, wire, r.count, args_->dtype, Out(r));
+    codec::Decode(w, wire, r.count, DType::kFloat32, tmp_[0]);
+    codec::RotateInverse(args_->rotation, tmp_[0], r.count, r.begin, args_->dtype, Out(r));
+  }
+  /// Error feedback: staged <- f32(send) + residual (rotated when a rotation is on), then
+  /// residual <- 0: the call's contribution, to which every encode of this rank adds back
+  /// what it loses (EncodeWithLoss, OwnerLoss).
+  void StageResidual() {
+    const size_t n = args_->count;
     if (n == 0) return;
-    codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(t), 0}, static_cast<const uint8_t*>(send),
-                            n, DType::kFloat32, residual, staged);
-    std::fill(residual, residual + n, 0.0f);
+    codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(args_->dtype), 0},
+                            static_cast<const uint8_t*>(args_->send), n, DType::kFloat32,
+                            args_->residual, staged_);
+    std::fill(args_->residual, args_->residual + n, 0.0f);
+    if (rotate_) codec::RotateForward(args_->rotation, DType::kFloat32, staged_, n, 0, staged_);
   }
-  /// wire <- encode(exact); residual += exact - decode(wire). `tmp`: n f32 of scratch.
-  void EncodeWithLoss(const codec::WireSpec& w, const float* exact, size_t n, uint8_t* wire,
-                      float* tmp, float* residual) {
-    Encode(w, DType::kFloat32, exact, n, wire);
-    codec::Decode(w, wire, n, DType::kFloat32, tmp);
-    codec::AccumulateLoss(DType::kFloat32, tmp, exact, n, residual);
+  /// wire <- encode(exact) for segment r; residual += what the encode lost (exact - decoded,
+  /// inverse-rotated when a rotation is on).
+  void EncodeWithLoss(const codec::WireSpec& w, const float* exact, Range r, uint8_t* wire) {
+    Encode(w, DType::kFloat32, exact, r.count, wire);
+    float* residual = args_->residual + r.begin;
+    codec::Decode(w, wire, r.count, DType::kFloat32, tmp_[0]);
+    if (!rotate_) return codec::AccumulateLoss(DType::kFloat32, tmp_[0], exact, r.count, residual);
+    std::fill(tmp_[1], tmp_[1] + r.count, 0.0f);
+    codec::AccumulateLoss(DType::kFloat32, tmp_[0], exact, r.count, tmp_[1]);
+    codec::RotateInverse(args_->rotation, tmp_[1], r.count, r.begin, DType::kFloat32, tmp_[1]);
+    for (size_t i = 0; i < r.count; ++i) residual[i] += tmp_[1][i];
   }
-  /// residual += exact - result, for the elements of the shard this rank owns.
-  void ResultLoss(DType t, const void* result, const float* exact, size_t n, float* residual) {
-    codec::AccumulateLoss(t, result, exact, n, residual);
+  /// residual += exact - result for the owner's segment r (`exact`, the f32 sum in the
+  /// schedule's domain, is inverse-rotated in place first when a rotation is on).
+  void OwnerLoss(Range r, float* exact) {
+    if (rotate_) codec::RotateInverse(args_->rotation, exact, r.count, r.begin, DType::kFloat32, exact);
+    codec::AccumulateLoss(args_->dtype, Out(r), exact, r.count, args_->residual + r.begin);
   }
 
  private:
+  const RunArgs* args_ = nullptr;
+  float* staged_ = nullptr;
+  float* tmp_[2] = {nullptr, nullptr};
+  bool rotate_ = false;
   transport::Transport* t_;
   size_t n_;
   transport::Deadline deadline_;

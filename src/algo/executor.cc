@@ -13,6 +13,8 @@
 // Error feedback: the contribution is staged once as f32(send) + residual; every RS encode of
 // this rank then runs unfused (sum, encode, decode) so that residual += what the encode lost,
 // and the owner adds (final sum - its result) for its own shard.
+// Rotation: contributions are read and results written through CallIo::Local / DecodeOut,
+// which rotate on the way in and out (call_io.h); the schedule itself does not change.
 //
 // While microshard k of step t is on the wire, the next rank already works on k of step t+1
 // and this rank on k+1: coding overlaps communication. Every wait depends only on sends of
@@ -38,15 +40,17 @@ struct Layout {
   size_t m = 0;
   size_t rs_slot = 0, ag_slot = 0, micro_elems = 0;
   size_t rs_recv = 0, rs_send = 0, ag_recv = 0, ag_own = 0, acc = 0, staged = 0, ef_tmp = 0,
-         total = 0;
+         io_tmp = 0, total = 0;
 
   size_t Index(int lane, int t, size_t k) const { return (size_t(lane) * tmax + t) * m + k; }
   size_t Slots() const { return 2 * size_t(tmax) * m; }  // 2 lanes x steps x microshards
 };
 
 // `staged`: the contribution is staged as f32 (naive fp8's precast, error feedback);
-// `ef`: error feedback's two microshard-sized f32 temporaries.
-Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count, bool staged, bool ef) {
+// `ef`: error feedback's microshard-sized f32 sum; `io_tmp`: CallIo's two temporaries
+// (rotation or error feedback).
+Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count, bool staged, bool ef,
+                  bool io_tmp) {
   Layout L;
   L.n = n;
   L.r = r;
@@ -68,7 +72,8 @@ Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count, bool stag
   L.acc = L.ag_own + size_t(p.num_regions) * m * L.ag_slot;
   L.staged = L.acc + round64(size_t(p.num_regions) * m * L.micro_elems * sizeof(float));
   L.ef_tmp = L.staged + (staged ? round64(count * sizeof(float)) : 0);
-  L.total = L.ef_tmp + (ef ? 2 * round64(L.micro_elems * sizeof(float)) : 0);
+  L.io_tmp = L.ef_tmp + (ef ? round64(L.micro_elems * sizeof(float)) : 0);
+  L.total = L.io_tmp + (io_tmp ? 2 * round64(L.micro_elems * sizeof(float)) : 0);
   return L;
 }
 
@@ -77,9 +82,14 @@ class Run {
   Run(const Plan& p, const RunArgs& a, Scratch* s)
       : p_(p), a_(a), n_(a.transport->size()), r_(a.transport->rank()),
         staged_(p.precast_e5m2 || a.residual),
-        L_(MakeLayout(p, n_, r_, a.microshards, a.count, staged_, a.residual != nullptr)),
+        L_(MakeLayout(p, n_, r_, a.microshards, a.count, staged_, a.residual != nullptr,
+                      a.residual != nullptr || a.rotation.block != 0)),
         io_(a.transport, s, 4 * L_.Slots(), a.deadline, a.mode, a.stats),  // rs/ag recv, rs/ag send
-        base_(s->Bytes(L_.total)), esize_(DTypeSize(a.dtype)) {}
+        base_(s->Bytes(L_.total)), esize_(DTypeSize(a.dtype)) {
+    io_.Bind(a, staged_ ? Staged() : nullptr,
+             a.residual || a.rotation.block ? reinterpret_cast<float*>(base_ + L_.io_tmp) : nullptr,
+             L_.micro_elems);
+  }
 
   Status Go() { return Body(); }
 
@@ -105,16 +115,10 @@ class Run {
   uint64_t Tag(int phase, int lane, int t, size_t k) const {
     return a_.tag_base | ((uint64_t(phase * 2 + lane) * uint64_t(L_.tmax) + uint64_t(t)) * L_.m + k);
   }
-  // The caller's contribution for elements of `r` (the staged f32 copy: e5m2-cast for naive
-  // fp8, send + residual with error feedback).
+  // The staged f32 copy of the contribution: e5m2-cast for naive fp8, send + residual with
+  // error feedback (read through io_.Local).
   float* Staged() const { return reinterpret_cast<float*>(base_ + L_.staged); }
-  const void* Local(Range r) const {
-    if (staged_) return Staged() + r.begin;
-    return static_cast<const uint8_t*>(a_.send) + r.begin * esize_;
-  }
-  DType LocalType() const { return staged_ ? DType::kFloat32 : a_.dtype; }
-  float* EfTmp(int i) { return reinterpret_cast<float*>(base_ + L_.ef_tmp) + size_t(i) * L_.micro_elems; }
-  void* Out(Range r) const { return static_cast<uint8_t*>(a_.recv) + r.begin * esize_; }
+  float* EfSum() { return reinterpret_cast<float*>(base_ + L_.ef_tmp); }
 
   Status Post(Kind kind, int lane, int t, size_t k, int peer, int phase, void* buf, size_t bytes) {
     const size_t i = Req(kind, lane, t, k);
@@ -159,17 +163,18 @@ class Run {
           uint8_t* out = RsSend(l, t, k);
           const codec::WireSpec w = HopWire(p_.rs_wire, 0, l, t, r_, mr.begin);
           if (t > 0) EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
+          const CallIo::View local = io_.Local(mr);
           if (a_.residual) {
-            const float* sum = static_cast<const float*>(Local(mr));
+            const float* sum = static_cast<const float*>(local.data);
             if (t > 0) {
-              io_.DecodeAccumulate(w, RsRecv(l, t - 1, k), mr.count, DType::kFloat32, sum, EfTmp(0));
-              sum = EfTmp(0);
+              io_.DecodeAccumulate(w, RsRecv(l, t - 1, k), mr.count, DType::kFloat32, sum, EfSum());
+              sum = EfSum();
             }
-            io_.EncodeWithLoss(w, sum, mr.count, out, EfTmp(1), a_.residual + mr.begin);
+            io_.EncodeWithLoss(w, sum, mr, out);
           } else if (t == 0) {
-            io_.Encode(w, LocalType(), Local(mr), mr.count, out);
+            io_.Encode(w, local.type, local.data, mr.count, out);
           } else {
-            io_.DecodeAccumulateEncode(w, RsRecv(l, t - 1, k), mr.count, LocalType(), Local(mr), out);
+            io_.DecodeAccumulateEncode(w, RsRecv(l, t - 1, k), mr.count, local.type, local.data, out);
           }
           EQUARX_RETURN_IF_ERROR(Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
                                       codec::WireBytes(p_.rs_wire, mr.count)));
@@ -182,24 +187,25 @@ class Run {
     Range mr = Micro(g, r_, k);
     if (mr.count == 0) return Status::Ok();
     float* acc = Acc(g, k);
+    const CallIo::View local = io_.Local(mr);
     bool first = true;
     for (int l = 0; l < p_.num_rs; ++l) {
       const Lane& ln = p_.rs[l];
       if (ln.region != g || ln.steps == 0) continue;
       EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, ln.steps - 1, k));
       if (first)
-        io_.DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, LocalType(),
-                                Local(mr), acc);
+        io_.DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, local.type,
+                             local.data, acc);
       else
         io_.DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count,
                                 DType::kFloat32, acc, acc);
       first = false;
     }
-    if (first) io_.Convert(LocalType(), Local(mr), mr.count, DType::kFloat32, acc);
+    if (first) io_.Convert(local.type, local.data, mr.count, DType::kFloat32, acc);
     uint8_t* own = AgOwn(g, k);
     io_.Encode(HopWire(p_.ag_wire, 1, g, 0, r_, mr.begin), DType::kFloat32, acc, mr.count, own);
-    io_.Decode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
-    if (a_.residual) io_.ResultLoss(a_.dtype, Out(mr), acc, mr.count, a_.residual + mr.begin);
+    io_.DecodeOut(p_.ag_wire, own, mr);
+    if (a_.residual) io_.OwnerLoss(mr, acc);
     for (int l = 0; l < p_.num_ag; ++l) {
       const Lane& ln = p_.ag[l];
       if (ln.region != g || ln.steps == 0) continue;
@@ -222,7 +228,7 @@ class Run {
           const size_t bytes = codec::WireBytes(p_.ag_wire, mr.count);
           if (t + 1 < ln.steps)
             EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, t + 1, k, Mod(r_ + ln.dir, n_), 1, in, bytes));
-          io_.Decode(p_.ag_wire, in, mr.count, a_.dtype, Out(mr));
+          io_.DecodeOut(p_.ag_wire, in, mr);
         }
     return Status::Ok();
   }
@@ -239,7 +245,7 @@ class Run {
         io_.Decode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
       }
     }
-    if (a_.residual) io_.StageResidual(a_.dtype, a_.send, a_.count, a_.residual, Staged());
+    if (a_.residual) io_.StageResidual();
     EQUARX_RETURN_IF_ERROR(PostReceives());
     EQUARX_RETURN_IF_ERROR(ReduceScatter());
     for (size_t k = 0; k < L_.m; ++k)

@@ -34,6 +34,7 @@ struct Lane {
 
 struct Plan {
   const char* name = "";
+  Algorithm algorithm = Algorithm::kRing;  ///< what SelectPlan resolved (auto, the size gate)
   Range regions[2];
   int num_regions = 1;
   Lane rs[2];
@@ -62,6 +63,8 @@ struct RunArgs {
   float* residual = nullptr;
   /// Encode telemetry of this rank's call, or null.
   codec::EncodeStats* stats = nullptr;
+  /// Rotation of the contributions (block 0: none); see call_io.h.
+  codec::RotationSpec rotation;
 };
 
 /// The wire spec of one encode: `w` with the stochastic-rounding stream of the hop that

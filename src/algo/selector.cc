@@ -35,16 +35,21 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   args.phases = phases;
   args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed);
   args.f32_partials = o.f32_partials;
+  Plan p;
   switch (a) {
-    case Algorithm::kRing: return MakeRingPlan(args);
-    case Algorithm::kFull: return MakeFullPlan(args);
-    case Algorithm::kFullBidir: return MakeFullBidirPlan(args);
-    case Algorithm::kSemi: return MakeSemiPlan(args);
-    case Algorithm::kNaiveFp8: return MakeNaiveFp8Plan(args);
-    case Algorithm::kTwoShot: return MakeTwoShotPlan(args);
-    case Algorithm::kAuto: break;  // resolved above
+    case Algorithm::kFull: p = MakeFullPlan(args); break;
+    case Algorithm::kFullBidir: p = MakeFullBidirPlan(args); break;
+    case Algorithm::kSemi: p = MakeSemiPlan(args); break;
+    case Algorithm::kNaiveFp8: p = MakeNaiveFp8Plan(args); break;
+    case Algorithm::kTwoShot: p = MakeTwoShotPlan(args); break;
+    case Algorithm::kRing:
+    case Algorithm::kAuto:  // resolved above
+      a = Algorithm::kRing;
+      p = MakeRingPlan(args);
+      break;
   }
-  return MakeRingPlan(args);
+  p.algorithm = a;
+  return p;
 }
 
 }  // namespace equarx::algo

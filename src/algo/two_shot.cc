@@ -16,7 +16,8 @@
 // peers at once: best on switched networks, where no single link is shared by the pairs.
 // Sends go to peers in the order r+1, r+2, ... so that every rank starts on a different one.
 // Error feedback stages the contribution as f32(send) + residual; each RS encode then adds
-// what it lost to the residual, and the owner adds (final sum - its result).
+// what it lost to the residual, and the owner adds (final sum - its result). A rotation is
+// applied where the contribution is read and the result written (CallIo, call_io.h).
 #include <algorithm>
 
 #include "algo/call_io.h"
@@ -46,18 +47,21 @@ class TwoShot {
         rs_slot_(Round64(codec::WireBytes(p.rs_wire, micro_elems_))),
         ag_slot_(Round64(codec::WireBytes(p.ag_wire, micro_elems_))),
         // per peer and microshard: an RS receive, an RS send, an AG receive; per microshard
-        // the own AG image and f32 sum; with error feedback the staged contribution and a
-        // decode temporary
+        // the own AG image and f32 sum; with error feedback the staged contribution; with
+        // error feedback or a rotation CallIo's two temporaries
         io_(a.transport, s, 4 * size_t(n_) * m_, a.deadline, a.mode, a.stats),
         acc_off_(size_t(n_) * m_ * (2 * rs_slot_ + ag_slot_) + m_ * ag_slot_),
         staged_off_(acc_off_ + Round64(m_ * micro_elems_ * sizeof(float))),
         tmp_off_(staged_off_ + (a.residual ? Round64(a.count * sizeof(float)) : 0)),
-        base_(s->Bytes(tmp_off_ + (a.residual ? Round64(micro_elems_ * sizeof(float)) : 0))),
-        esize_(a.residual ? sizeof(float) : DTypeSize(a.dtype)),
-        local_type_(a.residual ? DType::kFloat32 : a.dtype) {}
+        base_(s->Bytes(tmp_off_ + (a.residual || a.rotation.block
+                                       ? 2 * Round64(micro_elems_ * sizeof(float)) : 0))) {
+    io_.Bind(a, a.residual ? Staged() : nullptr,
+             a.residual || a.rotation.block ? reinterpret_cast<float*>(base_ + tmp_off_) : nullptr,
+             Round64(micro_elems_ * sizeof(float)) / sizeof(float));
+  }
 
   Status Go() {
-    if (a_.residual) io_.StageResidual(a_.dtype, a_.send, a_.count, a_.residual, Staged());
+    if (a_.residual) io_.StageResidual();
     // Receives first: RS contributions to our shard, AG shards of every other owner.
     for (int q = 0; q < n_; ++q) {
       if (q == r_) continue;
@@ -78,11 +82,11 @@ class TwoShot {
         const Range mr = Micro(c, k);
         if (mr.count == 0) continue;
         const codec::WireSpec w = HopWire(p_.rs_wire, 0, 0, 0, r_, mr.begin);
+        const CallIo::View local = io_.Local(mr);
         if (a_.residual)
-          io_.EncodeWithLoss(w, static_cast<const float*>(Local(mr)), mr.count, RsSend(c, k),
-                             Tmp(), a_.residual + mr.begin);
+          io_.EncodeWithLoss(w, static_cast<const float*>(local.data), mr, RsSend(c, k));
         else
-          io_.Encode(w, a_.dtype, Local(mr), mr.count, RsSend(c, k));
+          io_.Encode(w, local.type, local.data, mr.count, RsSend(c, k));
         EQUARX_RETURN_IF_ERROR(io_.Send(Req(kRsSend, c, k), c, Tag(0, k), RsSend(c, k),
                                         codec::WireBytes(p_.rs_wire, mr.count)));
       }
@@ -91,12 +95,13 @@ class TwoShot {
       const Range mr = Micro(r_, k);
       if (mr.count == 0) continue;
       float* acc = Acc(k);
-      const codec::WireSpec local_raw{codec::RawFormatOf(local_type_), 0};
       for (int q = 0; q < n_; ++q) {
         if (q == r_) {
-          if (q == 0) io_.Convert(local_type_, Local(mr), mr.count, DType::kFloat32, acc);
+          const CallIo::View local = io_.Local(mr);
+          if (q == 0) io_.Convert(local.type, local.data, mr.count, DType::kFloat32, acc);
           else  // acc + f32(own contribution), the own bytes read as a raw wire
-            io_.DecodeAccumulate(local_raw, static_cast<const uint8_t*>(Local(mr)), mr.count,
+            io_.DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(local.type), 0},
+                                 static_cast<const uint8_t*>(local.data), mr.count,
                                  DType::kFloat32, acc, acc);
           continue;
         }
@@ -106,8 +111,8 @@ class TwoShot {
       }
       uint8_t* own = AgOwn(k);
       io_.Encode(HopWire(p_.ag_wire, 1, 0, 0, r_, mr.begin), DType::kFloat32, acc, mr.count, own);
-      io_.Decode(p_.ag_wire, own, mr.count, a_.dtype, Out(mr));
-      if (a_.residual) io_.ResultLoss(a_.dtype, Out(mr), acc, mr.count, a_.residual + mr.begin);
+      io_.DecodeOut(p_.ag_wire, own, mr);
+      if (a_.residual) io_.OwnerLoss(mr, acc);
       for (int d = 1; d < n_; ++d) {
         const int c = (r_ + d) % n_;
         EQUARX_RETURN_IF_ERROR(io_.Send(Req(kAgSend, c, k), c, Tag(1, k), own,
@@ -121,7 +126,7 @@ class TwoShot {
         const Range mr = Micro(q, k);
         if (mr.count == 0) continue;
         EQUARX_RETURN_IF_ERROR(io_.Wait(Req(kAgRecv, q, k)));
-        io_.Decode(p_.ag_wire, AgRecv(q, k), mr.count, a_.dtype, Out(mr));
+        io_.DecodeOut(p_.ag_wire, AgRecv(q, k), mr);
       }
     return io_.WaitAll();
   }
@@ -148,13 +153,6 @@ class TwoShot {
   }
   float* Acc(size_t k) { return reinterpret_cast<float*>(base_ + acc_off_) + k * micro_elems_; }
   float* Staged() const { return reinterpret_cast<float*>(base_ + staged_off_); }
-  float* Tmp() const { return reinterpret_cast<float*>(base_ + tmp_off_); }
-  // This rank's contribution (the staged f32 copy with error feedback) and its output.
-  const void* Local(Range r) const {
-    if (a_.residual) return Staged() + r.begin;
-    return static_cast<const uint8_t*>(a_.send) + r.begin * esize_;
-  }
-  void* Out(Range r) const { return static_cast<uint8_t*>(a_.recv) + r.begin * DTypeSize(a_.dtype); }
 
   const Plan& p_;
   const RunArgs& a_;
@@ -163,8 +161,6 @@ class TwoShot {
   CallIo io_;
   size_t acc_off_, staged_off_, tmp_off_;
   uint8_t* base_;
-  size_t esize_;  // bytes per element of Local()
-  DType local_type_;
 };
 
 }  // namespace

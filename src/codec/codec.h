@@ -146,8 +146,44 @@ void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* ds
 void AccumulateLoss(DType got_type, const void* got, const float* exact, size_t n,
                     float* residual);
 
+// ---- Rotation (hadamard.cc; reference in reference_rotation.cc) --------------------------
+// The randomized Walsh-Hadamard rotation of Rotation::kHadamard. The tensor is cut into
+// rotation blocks of `block` elements anchored at element 0 (the codec's block grid; the last
+// block may be shorter). A block of length L is split into power-of-two pieces, largest first
+// (L = 2^k1 + 2^k2 + ..., k1 > k2 > ...; L = block when block is a power of two: one piece).
+// For element j of block b the sign is bit (j mod 64) of SignWord(seed, b, j / 64). Forward,
+// per piece of P = 2^k elements: y = 2^-floor(k/2) * H_P (d .* x); inverse:
+// x = d .* (2^-ceil(k/2) * H_P y), where H_P is the unnormalized Walsh-Hadamard matrix
+// applied by the in-place butterfly for h = 1, 2, 4, ..., P/2: (a, b) -> (a + b, a - b) on
+// elements (i, i + h) of every 2h-group. H_P H_P = P I, so inverse(forward(x)) = x up to f32
+// rounding; the power-of-two factors are exact and make the transform orthogonal up to a
+// factor of 1 or sqrt(2) (which block scaling ignores). A sign flip is an XOR of the sign bit.
+// Fixed operation order: the reference and every SIMD target give bitwise equal results.
+struct RotationSpec {
+  uint32_t block = 0;  ///< rotation block (0: no rotation)
+  uint64_t seed = 0;
+};
+/// The 64 sign bits of elements 64c .. 64c+63 of rotation block b.
+uint64_t RotationSignWord(uint64_t seed, uint64_t b, uint32_t c);
+/// out <- forward(f32(src)) for the n elements starting at absolute element `offset`, which
+/// must be a multiple of spec.block; a last block shorter than spec.block is the tensor's tail.
+/// `out` may equal `src` when src_type is f32.
+void RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
+                   float* out);
+/// dst <- convert_to_dst_type(inverse(in)), same segment rules; `dst` may equal `in` for f32.
+void RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
+                   void* dst);
+/// Whether every value is finite and |x| < 2^100: the calls whose inputs are not run unrotated
+/// (a butterfly would spread a NaN or Inf over its block, or overflow).
+bool SafeToRotate(DType type, const void* src, size_t n);
+
 // ---- Scalar reference: the executable specification; same signatures. ------------------
 namespace ref {
+void RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
+                   float* out);
+void RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
+                   void* dst);
+bool SafeToRotate(DType type, const void* src, size_t n);
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire);
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
             EncodeStats* stats);

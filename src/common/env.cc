@@ -17,6 +17,9 @@ const std::vector<Knob>& Knobs() {
       {"EQUARX_DATA_PATH", "mpi|sockets", "mpi",
        "how a communicator created from MPI moves data: MPI point-to-point, or equarx's own "
        "TCP connections (a dead peer then fails every survivor's call within its deadline)"},
+      {"EQUARX_ROTATION", "none|hadamard", "(the codec's default)",
+       "rotation of calls whose options leave it at default (quantized plans only): none, or "
+       "hadamard (randomized Walsh-Hadamard per block before quantizing)"},
       {"EQUARX_SOCKET_IFNAME", "name", "(first non-loopback)",
        "network interface whose IPv4 address other hosts use to reach this rank (data path "
        "sockets)"},
@@ -51,6 +54,11 @@ Settings Read() {
   if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;
   if (const char* v = std::getenv("EQUARX_DATA_PATH"); v && *v) s.data_path = v;
   if (const char* v = std::getenv("EQUARX_SOCKET_IFNAME")) s.socket_ifname = v;
+  if (const char* v = std::getenv("EQUARX_ROTATION"); v && *v) {
+    const auto r = ParseRotation(v);
+    if (r && *r != Rotation::kDefault) s.rotation = *r;
+    else s.warnings.push_back(std::string("EQUARX_ROTATION='") + v + "' ignored: expected none or hadamard");
+  }
   return s;
 }
 

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "equarx/types.h"
 
 namespace equarx::env {
 
@@ -28,6 +31,7 @@ struct Settings {
   std::string tune_file;  // empty: built-in defaults
   std::string data_path = "mpi";  // as given; CreateMpiCommunicator checks it
   std::string socket_ifname;      // empty: first non-loopback interface
+  std::optional<Rotation> rotation;  // EQUARX_ROTATION, if set to none or hadamard
   std::vector<std::string> warnings;
 };
 Settings Read();

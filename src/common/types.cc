@@ -40,6 +40,15 @@ constexpr EnumInfo kRoundings[] = {
      "unbiased stochastic rounding, seeded and reproducible (int8, int4)"},
 };
 
+constexpr EnumInfo kRotations[] = {
+    {int(Rotation::kDefault), "default",
+     "EQUARX_ROTATION if set, else the codec's measured default (quantized plans only)"},
+    {int(Rotation::kNone), "none", "no rotation"},
+    {int(Rotation::kHadamard), "hadamard",
+     "seeded random signs and a Walsh-Hadamard transform per block before the first encode, "
+     "inverted after the last decode"},
+};
+
 template <size_t N>
 std::string_view NameOf(const EnumInfo (&table)[N], int id) {
   for (const EnumInfo& e : table)
@@ -78,6 +87,7 @@ std::string_view AlgorithmName(Algorithm a) { return NameOf(kAlgorithms, int(a))
 std::string_view PhasesName(Phases p) { return NameOf(kPhases, int(p)); }
 std::string_view CodecName(Codec c) { return NameOf(kCodecs, int(c)); }
 std::string_view RoundingName(Rounding r) { return NameOf(kRoundings, int(r)); }
+std::string_view RotationName(Rotation r) { return NameOf(kRotations, int(r)); }
 
 std::optional<Algorithm> ParseAlgorithm(std::string_view name) {
   if (auto id = IdOf(kAlgorithms, name)) return Algorithm(*id);
@@ -100,11 +110,17 @@ std::optional<Rounding> ParseRounding(std::string_view name) {
   if (auto id = IdOf(kRoundings, name)) return Rounding(*id);
   return std::nullopt;
 }
+std::optional<Rotation> ParseRotation(std::string_view name) {
+  if (name == "wht") return Rotation::kHadamard;
+  if (auto id = IdOf(kRotations, name)) return Rotation(*id);
+  return std::nullopt;
+}
 
 const EnumInfo* AlgorithmTable(size_t* n) { *n = std::size(kAlgorithms); return kAlgorithms; }
 const EnumInfo* PhasesTable(size_t* n) { *n = std::size(kPhases); return kPhases; }
 const EnumInfo* CodecTable(size_t* n) { *n = std::size(kCodecs); return kCodecs; }
 const EnumInfo* RoundingTable(size_t* n) { *n = std::size(kRoundings); return kRoundings; }
+const EnumInfo* RotationTable(size_t* n) { *n = std::size(kRotations); return kRotations; }
 
 bool SupportsStochasticRounding(Codec c) { return c == Codec::kInt8 || c == Codec::kInt4; }
 

@@ -7,7 +7,9 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "equarx/communicator.h"
@@ -42,7 +44,72 @@ equarxResult_t Guard(equarxComm* c, Fn&& fn) {
   return equarxInternalError;
 }
 
-// Copies the caller's config, reading only the fields its `size` says it has.
+// The C enums are the C++ ones, value for value.
+static_assert(int(equarx::Algorithm::kRing) == equarxAlgoRing &&
+              int(equarx::Algorithm::kFull) == equarxAlgoFull &&
+              int(equarx::Algorithm::kFullBidir) == equarxAlgoFullBidir &&
+              int(equarx::Algorithm::kSemi) == equarxAlgoSemi &&
+              int(equarx::Algorithm::kNaiveFp8) == equarxAlgoNaiveFp8 &&
+              int(equarx::Algorithm::kTwoShot) == equarxAlgoTwoShot &&
+              int(equarx::Algorithm::kAuto) == equarxAlgoAuto);
+static_assert(int(equarx::Phases::kRS) == equarxPhasesRS && int(equarx::Phases::kAG) == equarxPhasesAG &&
+              int(equarx::Phases::kRSAG) == equarxPhasesRSAG);
+static_assert(int(equarx::Codec::kInt8) == equarxCodecInt8 && int(equarx::Codec::kInt4) == equarxCodecInt4 &&
+              int(equarx::Codec::kFp8E4M3) == equarxCodecFp8E4M3 &&
+              int(equarx::Codec::kFp8E5M2) == equarxCodecFp8E5M2);
+static_assert(int(equarx::Rounding::kNearest) == equarxRoundNearest &&
+              int(equarx::Rounding::kStochastic) == equarxRoundStochastic);
+static_assert(int(equarx::Rotation::kDefault) == equarxRotationDefault &&
+              int(equarx::Rotation::kNone) == equarxRotationNone &&
+              int(equarx::Rotation::kHadamard) == equarxRotationHadamard);
+static_assert(int(equarx::DType::kFloat32) == equarxFloat32 &&
+              int(equarx::DType::kBFloat16) == equarxBFloat16 &&
+              int(equarx::DType::kFloat16) == equarxFloat16);
+static_assert(int(equarx::StatusCode::kIoError) == equarxIoError);
+
+// Where each option of the table (equarx/options.h) lives in equarxConfig_t. Options not
+// listed here (the diagnostic `mode`) keep their defaults from C.
+struct CSlot {
+  const char* name;
+  size_t offset;
+  size_t bytes;
+  bool is_signed;
+};
+#define EQUARX_C_SLOT(field) \
+  CSlot { #field, offsetof(equarxConfig_t, field), sizeof(equarxConfig_t::field), \
+          std::is_signed_v<decltype(equarxConfig_t::field)> }
+constexpr CSlot kSlots[] = {
+    EQUARX_C_SLOT(algorithm),   EQUARX_C_SLOT(phases),      EQUARX_C_SLOT(codec),
+    EQUARX_C_SLOT(block),       EQUARX_C_SLOT(microshards), EQUARX_C_SLOT(quantize_min_bytes),
+    EQUARX_C_SLOT(f32_partials), EQUARX_C_SLOT(timeout_ms), EQUARX_C_SLOT(validate),
+    EQUARX_C_SLOT(rounding),    EQUARX_C_SLOT(seed),        EQUARX_C_SLOT(rotation),
+};
+#undef EQUARX_C_SLOT
+
+// The value of a slot as uint64, or nullopt if it is negative.
+std::optional<uint64_t> Read(const equarxConfig_t& c, const CSlot& s) {
+  const char* p = reinterpret_cast<const char*>(&c) + s.offset;
+  if (s.bytes == 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (s.bytes == 4) {
+    if (s.is_signed) {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      if (v < 0) return std::nullopt;
+      return uint64_t(v);
+    }
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  return std::nullopt;
+}
+
+// Copies the caller's config, reading only the fields its `size` says it has, through the
+// option table.
 equarx::Status ToOptions(const equarxConfig_t* in, equarx::AllReduceOptions* o) {
   equarxConfig_t c;
   equarxConfigInit(&c);
@@ -52,21 +119,19 @@ equarx::Status ToOptions(const equarxConfig_t* in, equarx::AllReduceOptions* o) 
                                      "EQUARX_CONFIG_INITIALIZER or equarxConfigInit");
     std::memcpy(&c, in, in->size < sizeof c ? in->size : sizeof c);
   }
-  o->algorithm = equarx::Algorithm(uint8_t(c.algorithm));
-  o->phases = equarx::Phases(uint8_t(c.phases));
-  o->codec = equarx::Codec(uint8_t(c.codec));
-  if (c.algorithm < 0 || c.algorithm > 255 || c.phases < 0 || c.phases > 255 || c.codec < 0 ||
-      c.codec > 255)
-    return equarx::InvalidArgument("config: algorithm, phases or codec out of range");
-  o->block = c.block;
-  o->microshards = c.microshards;
-  o->quantize_min_bytes = c.quantize_min_bytes;
-  o->f32_partials = c.f32_partials != 0;
-  o->timeout_ms = c.timeout_ms;
-  o->validate = c.validate != 0;
-  if (c.rounding < 0 || c.rounding > 255) return equarx::InvalidArgument("config: rounding out of range");
-  o->rounding = equarx::Rounding(uint8_t(c.rounding));
-  o->seed = c.seed;
+  for (const CSlot& slot : kSlots) {
+    const equarx::OptionField* f = equarx::FindOptionField(slot.name);
+    if (!f) return equarx::Internal(std::string("config field ") + slot.name + " has no option");
+    const auto v = Read(c, slot);
+    if (!v) return equarx::InvalidArgument(std::string("config: ") + slot.name + " is negative");
+    // C truth values: any non-zero int is true. Ranges are checked by the AllReduce itself
+    // (CheckOptions, on every rank, with the option's own message); an enum value that does
+    // not fit the field is kept out of range rather than truncated.
+    uint64_t x = *v;
+    if (f->kind == equarx::OptionKind::kBool) x = x != 0;
+    if (f->kind == equarx::OptionKind::kEnum && x > 255) x = 255;
+    f->set(o, x);
+  }
   return equarx::Status::Ok();
 }
 

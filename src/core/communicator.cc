@@ -66,6 +66,21 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
 
 namespace {
 
+// The call's options with every "use the environment / the default" value filled in, so that
+// every rank checks, describes and runs the same concrete configuration.
+AllReduceOptions Resolve(const AllReduceOptions& in, const env::Settings& env) {
+  AllReduceOptions o = in;
+  if (o.microshards == 0) o.microshards = env.microshards;
+  if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
+  if (o.rotation == Rotation::kDefault) {
+    if (o.algorithm == Algorithm::kRing) o.rotation = Rotation::kNone;
+    else if (env.rotation) o.rotation = *env.rotation;
+    else o.rotation = DefaultRotation(o.codec);
+    if (o.algorithm == Algorithm::kNaiveFp8) o.rotation = Rotation::kNone;
+  }
+  return o;
+}
+
 AllReduceStats ToStats(const codec::EncodeStats& e) {
   AllReduceStats s;
   s.encoded_values = e.values;
@@ -88,23 +103,30 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   if (extras.stats) *extras.stats = AllReduceStats{};
   transport::Transport* t = m.transport.get();
   const uint64_t seq = ++m.calls;
-  const size_t microshards = options.microshards ? options.microshards : m.settings.microshards;
-  const uint32_t timeout_ms = options.timeout_ms ? options.timeout_ms : m.settings.timeout_ms;
-  const auto deadline = transport::Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const AllReduceOptions o = Resolve(options, m.settings);
+  const auto deadline = transport::Clock::now() + std::chrono::milliseconds(o.timeout_ms);
   // Every message of call `seq` carries seq in the tag's high half, so nothing left over from
   // a failed call can match a later one.
   const uint64_t tag_base = seq << 32;
 
-  Status local = core::CheckLocal(send, recv, count, dtype, options, microshards, extras.residual);
-  if (options.algorithm == Algorithm::kAuto) {
-    m.UseTuneFile(options.tune_file ? options.tune_file : m.settings.tune_file);
+  Status local = core::CheckLocal(send, recv, count, dtype, o, extras.residual);
+  if (o.algorithm == Algorithm::kAuto) {
+    m.UseTuneFile(o.tune_file ? o.tune_file : m.settings.tune_file);
     if (local.ok() && !m.tune_status.ok()) local = m.tune_status;
   }
-  if (options.validate && t->size() > 1) {
-    const core::Descriptor mine =
-        core::Describe(count, dtype, options, microshards, m.tune.Hash(), local);
+  // A rotation would spread a NaN/Inf over its block (or overflow on huge values): such a call
+  // runs unrotated on every rank, which the descriptor exchange makes every rank agree on.
+  bool rotate = o.rotation == Rotation::kHadamard && t->size() > 1 && count > 0;
+  bool unsafe = false;
+  if (rotate && local.ok() && o.validate) {
+    unsafe = !codec::SafeToRotate(dtype, send, count) ||
+             (extras.residual && !codec::SafeToRotate(DType::kFloat32, extras.residual, count));
+  }
+  if (o.validate && t->size() > 1) {
+    const core::Descriptor mine = core::Describe(count, dtype, o, m.tune.Hash(), unsafe, local);
     EQUARX_RETURN_IF_ERROR(core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline,
                                        m.descriptors.data(), m.check_requests.data()));
+    for (const core::Descriptor& d : m.descriptors) rotate = rotate && !d.unsafe_for_rotation;
   } else if (!local.ok()) {
     return local;
   }
@@ -124,18 +146,21 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
     return Status::Ok();
   }
 
-  algo::Plan plan = algo::SelectPlan(options, dtype, count, t->size(), m.tune);
+  algo::Plan plan = algo::SelectPlan(o, dtype, count, t->size(), m.tune);
   algo::RunArgs args;
   args.transport = t;
   args.dtype = dtype;
   args.send = send;
   args.recv = recv;
   args.count = count;
-  args.microshards = microshards;
+  args.microshards = o.microshards;
   args.tag_base = tag_base;
   args.deadline = deadline;
-  args.mode = options.mode;
+  args.mode = o.mode;
   args.residual = extras.residual;
+  // A default rotation is for quantized plans only (auto and the size gate may pick the ring).
+  if (options.rotation == Rotation::kDefault && !IsQuantized(plan.algorithm)) rotate = false;
+  if (rotate) args.rotation = codec::RotationSpec{uint32_t(o.block), o.seed};
   codec::EncodeStats encode_stats;
   if (extras.stats) args.stats = &encode_stats;
   Status st = algo::Execute(plan, args, &m.scratch);
@@ -147,12 +172,12 @@ uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
                                         const AllReduceOptions& options) {
   if (ranks < 2 || count == 0) return 0;
   const env::Settings settings = env::Read();
-  const size_t microshards = options.microshards ? options.microshards : settings.microshards;
-  const std::string path = options.tune_file ? options.tune_file : settings.tune_file;
+  const AllReduceOptions o = Resolve(options, settings);
+  const std::string path = o.tune_file ? o.tune_file : settings.tune_file;
   algo::TuneTable table = algo::TuneTable::Defaults();
   if (!path.empty() && !algo::TuneTable::Load(path, &table).ok()) table = algo::TuneTable::Defaults();
-  algo::Plan plan = algo::SelectPlan(options, dtype, count, ranks, table);
-  return algo::PlanWireBytes(plan, 0, ranks, microshards);
+  algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);
+  return algo::PlanWireBytes(plan, 0, ranks, o.microshards);
 }
 
 Status CreateInProcessGroup(int ranks, std::vector<std::unique_ptr<Communicator>>* out) {

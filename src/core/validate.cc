@@ -8,7 +8,7 @@
 namespace equarx::core {
 namespace {
 constexpr uint32_t kMagic = 0x45515258;  // "EQRX"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
 bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
@@ -19,28 +19,16 @@ bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
 
 }  // namespace
 
+static_assert(sizeof(Descriptor) == 8 + 8 + 8 + 8 + 8 * kMaxDescribedFields + 4 + 116,
+              "Descriptor layout");
+
 Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
-                  const AllReduceOptions& o, size_t microshards, const float* residual) {
+                  const AllReduceOptions& o, const float* residual) {
   if (uint8_t(dtype) > uint8_t(DType::kFloat16))
     return InvalidArgument("unsupported dtype " + std::to_string(int(dtype)));
-  if (uint8_t(o.algorithm) > uint8_t(Algorithm::kAuto))
-    return InvalidArgument("unknown algorithm " + std::to_string(int(o.algorithm)));
-  if (o.phases != Phases::kRS && o.phases != Phases::kAG && o.phases != Phases::kRSAG)
-    return InvalidArgument("unknown phases " + std::to_string(int(o.phases)));
-  if (uint8_t(o.codec) > uint8_t(Codec::kFp8E5M2))
-    return InvalidArgument("unknown codec " + std::to_string(int(o.codec)));
-  if (uint8_t(o.rounding) > uint8_t(Rounding::kStochastic))
-    return InvalidArgument("unknown rounding " + std::to_string(int(o.rounding)));
-  if (o.rounding == Rounding::kStochastic && !SupportsStochasticRounding(o.codec))
-    return InvalidArgument("stochastic rounding needs int8 or int4, not " +
-                           std::string(CodecName(o.codec)));
-  if (uint8_t(o.mode) > uint8_t(ExecutionMode::kCodecOnly))
-    return InvalidArgument("unknown execution mode " + std::to_string(int(o.mode)));
-  if (o.block < kMinBlock || o.block > kMaxBlock)
-    return InvalidArgument("block size " + std::to_string(o.block) + " is out of range [" +
-                           std::to_string(kMinBlock) + ", " + std::to_string(kMaxBlock) + "]");
-  if (microshards < 1 || microshards > kMaxMicroshards)
-    return InvalidArgument("microshards " + std::to_string(microshards) + " is out of range [1, " +
+  EQUARX_RETURN_IF_ERROR(CheckOptions(o));
+  if (o.microshards < 1)
+    return InvalidArgument("microshards " + std::to_string(o.microshards) + " is out of range [1, " +
                            std::to_string(kMaxMicroshards) + "]");
   if (count > (SIZE_MAX / 8) / DTypeSize(dtype))
     return InvalidArgument("count " + std::to_string(count) + " is too large");
@@ -62,24 +50,19 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
   return Status::Ok();
 }
 
-Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t microshards,
-                    uint64_t tune_hash, const Status& local) {
+Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64_t tune_hash,
+                    bool unsafe_for_rotation, const Status& local) {
   Descriptor d;
   std::memset(&d, 0, sizeof d);
   d.magic = kMagic;
   d.version = kVersion;
   d.count = count;
-  d.quantize_min_bytes = o.quantize_min_bytes;
-  d.block = uint32_t(std::min<size_t>(o.block, UINT32_MAX));
-  d.microshards = uint32_t(std::min<size_t>(microshards, UINT32_MAX));
   d.dtype = uint8_t(dtype);
-  d.algorithm = uint8_t(o.algorithm);
-  d.phases = uint8_t(o.phases);
-  d.codec = uint8_t(o.codec);
-  d.rounding = uint8_t(o.rounding);
-  d.seed = o.seed;
-  d.f32_partials = o.f32_partials ? 1 : 0;
-  d.mode = uint8_t(o.mode);
+  d.unsafe_for_rotation = unsafe_for_rotation ? 1 : 0;
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  for (size_t i = 0; i < n; ++i)
+    if (t[i].agreed) d.fields[i] = t[i].get(o);
   d.tune_hash = o.algorithm == Algorithm::kAuto ? tune_hash : 0;
   d.error_code = uint32_t(local.code());
   std::strncpy(d.error, local.message().c_str(), sizeof d.error - 1);
@@ -88,26 +71,23 @@ Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t
 
 namespace {
 
-// First field in which `b` differs from `a`, as "name a vs b", or "" if none.
+// First field in which `b` differs from `a`, as "name b (rank 0 has a)", or "" if none.
 std::string Diff(const Descriptor& a, const Descriptor& b) {
-  auto f = [](const char* name, uint64_t x, uint64_t y) {
-    return std::string(name) + " " + std::to_string(y) + " (rank 0 has " + std::to_string(x) + ")";
+  auto f = [](std::string_view name, const std::string& x, const std::string& y) {
+    return std::string(name) + " " + y + " (rank 0 has " + x + ")";
   };
-  if (a.magic != b.magic || a.version != b.version) return f("protocol", a.version, b.version);
-  if (a.count != b.count) return f("count", a.count, b.count);
-  if (a.dtype != b.dtype) return f("dtype", a.dtype, b.dtype);
-  if (a.algorithm != b.algorithm) return f("algorithm", a.algorithm, b.algorithm);
-  if (a.phases != b.phases) return f("phases", a.phases, b.phases);
-  if (a.codec != b.codec) return f("codec", a.codec, b.codec);
-  if (a.rounding != b.rounding) return f("rounding", a.rounding, b.rounding);
-  if (a.seed != b.seed) return f("seed", a.seed, b.seed);
-  if (a.mode != b.mode) return f("mode", a.mode, b.mode);
+  auto num = [](uint64_t v) { return std::to_string(v); };
+  if (a.magic != b.magic || a.version != b.version)
+    return f("protocol", num(a.version), num(b.version));
+  if (a.count != b.count) return f("count", num(a.count), num(b.count));
+  if (a.dtype != b.dtype)
+    return f("dtype", std::string(DTypeName(DType(a.dtype))), std::string(DTypeName(DType(b.dtype))));
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  for (size_t i = 0; i < n; ++i)
+    if (a.fields[i] != b.fields[i])
+      return f(t[i].name, FormatOptionValue(t[i], a.fields[i]), FormatOptionValue(t[i], b.fields[i]));
   if (a.tune_hash != b.tune_hash) return "a different tune table (EQUARX_TUNE_FILE) than rank 0";
-  if (a.f32_partials != b.f32_partials) return f("f32_partials", a.f32_partials, b.f32_partials);
-  if (a.block != b.block) return f("block", a.block, b.block);
-  if (a.microshards != b.microshards) return f("microshards", a.microshards, b.microshards);
-  if (a.quantize_min_bytes != b.quantize_min_bytes)
-    return f("quantize_min_bytes", a.quantize_min_bytes, b.quantize_min_bytes);
   return "";
 }
 

@@ -11,28 +11,32 @@
 
 namespace equarx::core {
 
+/// Most option fields the descriptor can carry (static_assert against the table).
+inline constexpr size_t kMaxDescribedFields = 16;
+
 /// What a rank says about its call before any data moves. Trivially copyable, fixed size.
+/// `fields` holds every option of the table (options.h) in table order, as resolved for the
+/// call (environment applied), so that ranks whose environments differ are caught too.
 struct Descriptor {
   uint32_t magic;
   uint32_t version;
   uint64_t count;
-  uint64_t quantize_min_bytes;
-  uint32_t block;
-  uint32_t microshards;
-  uint8_t dtype, algorithm, phases, codec, f32_partials, mode, rounding;
-  uint64_t seed;
+  uint8_t dtype;
+  uint8_t unsafe_for_rotation;  // this rank's input holds a value the rotation must not see
+  uint8_t pad[6];
   uint64_t tune_hash;   // hash of the tune table when algorithm is auto, else 0
+  uint64_t fields[kMaxDescribedFields];
   uint32_t error_code;  // StatusCode of the local check, 0 if fine
-  char error[112];      // its message, truncated
+  char error[116];      // its message, truncated
 };
 
-/// Checks this rank's arguments only. `microshards` is the resolved count; `residual` the
-/// error-feedback buffer (AllReduceExtras), or null.
+/// Checks this rank's arguments only. `o` holds the resolved options (microshards >= 1);
+/// `residual` is the error-feedback buffer (AllReduceExtras), or null.
 Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
-                  const AllReduceOptions& o, size_t microshards, const float* residual = nullptr);
+                  const AllReduceOptions& o, const float* residual = nullptr);
 
-Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, size_t microshards,
-                    uint64_t tune_hash, const Status& local);
+Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64_t tune_hash,
+                    bool unsafe_for_rotation, const Status& local);
 
 /// Sends `mine` to every rank and receives theirs; returns the first rank's local error, a
 /// mismatch, or a transport failure — the same verdict on every rank.

@@ -135,8 +135,32 @@ double FlaggedBlockFactor(Codec c) {
   return 1.0;
 }
 
+bool RotationApplies(const AllReduceOptions& o, int ranks) {
+  if (ranks < 2 || o.algorithm == Algorithm::kNaiveFp8) return false;
+  if (o.rotation == Rotation::kHadamard) return true;
+  return o.rotation == Rotation::kDefault && DefaultRotation(o.codec) == Rotation::kHadamard &&
+         IsQuantized(o.algorithm);
+}
+
+namespace {
+
+// The bound of a rotated call (see ErrorBound). Per power-of-two piece of P = 2^k elements of
+// a rotation block: the schedule runs on the rotated inputs y_r = rot(x_r) (computed in f32
+// exactly as the library does, by the reference), so its error e_j in the rotated domain is
+// within the unrotated bound taken on those inputs. The result is inverse(sum + e): element i
+// is off by inverse(e)_i, |inverse(e)_i| <= c * sum_j |e_j| with c = 2^-ceil(k/2), plus the
+// f32 rounding of the two transforms ((k + 1) roundings each way, of magnitudes up to
+// c * sum_j |y_j| on the way back and, carried back, sum_j |x_j| on the way in), plus the
+// final rounding to the dtype.
+std::vector<double> RotatedBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
+                                 DType dtype);
+
+}  // namespace
+
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
                                DType dtype) {
+  if (RotationApplies(o, int(inputs.size())) && !inputs.empty() && inputs[0].size() > 0)
+    return RotatedBound(inputs, o, dtype);
   const int n = int(inputs.size());
   const size_t count = inputs.empty() ? 0 : inputs[0].size();
   std::vector<double> s(count, 0.0);
@@ -193,6 +217,50 @@ std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduc
   }
   return bound;
 }
+
+namespace {
+
+std::vector<double> RotatedBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
+                                 DType dtype) {
+  const size_t count = inputs[0].size();
+  const size_t B = o.block;
+  const codec::RotationSpec spec{uint32_t(B), o.seed};
+  std::vector<Buffer> rotated;
+  std::vector<double> absx(count, 0.0), absy(count, 0.0);
+  for (const Buffer& b : inputs) {
+    Buffer y(DType::kFloat32, count);
+    codec::ref::RotateForward(spec, b.dtype, b.data(), count, 0, static_cast<float*>(y.data()));
+    for (size_t i = 0; i < count; ++i) {
+      absx[i] += std::fabs(b.Get(i));
+      absy[i] += std::fabs(y.Get(i));
+    }
+    rotated.push_back(std::move(y));
+  }
+  AllReduceOptions plain = o;
+  plain.rotation = Rotation::kNone;
+  const std::vector<double> inner = ErrorBound(rotated, plain, dtype);
+  const double e = UnitRoundoff(dtype);
+  std::vector<double> bound(count);
+  for (size_t b0 = 0; b0 < count; b0 += B) {
+    const size_t len = std::min(B, count - b0);
+    size_t first = 0;
+    for (int k = 62; k >= 0; --k) {
+      const size_t p = size_t(1) << k;
+      if (!(len & p)) continue;
+      const double c = std::ldexp(1.0, -((k + 1) / 2));
+      const double round = double(k + 1) * 0x1p-23;
+      double se = 0, sy = 0, sx = 0;
+      for (size_t j = b0 + first; j < b0 + first + p; ++j) se += inner[j], sy += absy[j], sx += absx[j];
+      const double E = c * (se + round * (sy + se)) + round * sx;
+      for (size_t j = b0 + first; j < b0 + first + p; ++j)
+        bound[j] = (E + e * (absx[j] + E)) * 1.01 + 1e-30;
+      first += p;
+    }
+  }
+  return bound;
+}
+
+}  // namespace
 
 double MseAgainstRounded(const Buffer& result, const std::vector<double>& reference) {
   Buffer ref(result.dtype, reference.size());

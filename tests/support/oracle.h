@@ -52,8 +52,15 @@ double EncodeErrorPerAbsmax(const AllReduceOptions& o);
 /// range, docs/wire_format.md): Q / Q_flag.
 double FlaggedBlockFactor(Codec c);
 
+/// Whether a call with these options on `ranks` ranks runs rotated (finite inputs assumed):
+/// rotation hadamard, or default where the codec's default is hadamard and the algorithm
+/// quantizes.
+bool RotationApplies(const AllReduceOptions& o, int ranks);
+
 /// Per element, an upper bound of |result - exact| for this configuration on these inputs
-/// (see oracle.cc for the derivation). Inputs must be finite.
+/// (see oracle.cc for the derivation). Inputs must be finite. With a rotation the bound of
+/// the unrotated schedule is taken on the rotated inputs and carried back through the
+/// inverse rotation.
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
                                DType dtype);
 

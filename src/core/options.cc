@@ -1,0 +1,277 @@
+// equarx options as data: the one table of AllReduceOptions fields (include/equarx/options.h).
+//
+// Each row names a field, its kind (enum / unsigned / bool), its allowed values or range,
+// whether every rank must agree on it, the environment variable that supplies it when left at
+// 0 / default, a one-line doc and a getter/setter through uint64_t. Everything that lists
+// options walks this table instead of naming fields: CheckOptions, the descriptor exchange and
+// its diff (core/validate.cc), the C API (core/c_api.cc), ParseOptions / FormatOptions, the
+// tools' flags (tools/common/option_flags.cc) and the Python keywords (python/equarx/csrc).
+#include <algorithm>
+#include <charconv>
+#include <string>
+
+#include "equarx/options.h"
+
+namespace equarx {
+namespace {
+
+constexpr EnumInfo kModes[] = {
+    {int(ExecutionMode::kNormal), "normal", "the AllReduce"},
+    {int(ExecutionMode::kWireOnly), "wire_only", "every message of the schedule, no codec work"},
+    {int(ExecutionMode::kCodecOnly), "codec_only", "every codec kernel, no messages"},
+};
+
+const EnumInfo* ModeTable(size_t* n) {
+  *n = std::size(kModes);
+  return kModes;
+}
+const EnumInfo* Values(const EnumInfo* (*table)(size_t*)) {
+  size_t n = 0;
+  return table(&n);
+}
+size_t NumValues(const EnumInfo* (*table)(size_t*)) {
+  size_t n = 0;
+  table(&n);
+  return n;
+}
+
+template <typename T>
+constexpr uint64_t U(T v) {
+  if constexpr (std::is_enum_v<T>) return uint64_t(std::underlying_type_t<T>(v));
+  else return uint64_t(v);
+}
+
+// One row. `values` is a table function for enums.
+#define EQUARX_ENUM_ROW(field, alias, Type, table, agreed, env, doc)                          \
+  OptionField {                                                                                \
+    #field, alias, OptionKind::kEnum, Values(table), NumValues(table), 0, 0, agreed, env, doc, \
+        [](const AllReduceOptions& o) { return U(o.field); },                                  \
+        [](AllReduceOptions* o, uint64_t v) { o->field = Type(v); }                             \
+  }
+#define EQUARX_UINT_ROW(field, alias, Type, lo, hi, agreed, env, doc)                         \
+  OptionField {                                                                                \
+    #field, alias, OptionKind::kUint, nullptr, 0, lo, hi, agreed, env, doc,                   \
+        [](const AllReduceOptions& o) { return U(o.field); },                                  \
+        [](AllReduceOptions* o, uint64_t v) { o->field = Type(v); }                             \
+  }
+#define EQUARX_BOOL_ROW(field, alias, agreed, doc)                                             \
+  OptionField {                                                                                \
+    #field, alias, OptionKind::kBool, nullptr, 0, 0, 1, agreed, "", doc,                      \
+        [](const AllReduceOptions& o) { return U(o.field); },                                  \
+        [](AllReduceOptions* o, uint64_t v) { o->field = v != 0; }                              \
+  }
+
+struct Table {
+  OptionField rows[13];
+  size_t n = 0;
+};
+
+const Table& TheTable() {
+  static const Table t = [] {
+    Table t{{
+        EQUARX_ENUM_ROW(algorithm, "algo", Algorithm, AlgorithmTable, true, "",
+                        "AllReduce algorithm (ring shape or two_shot; auto by message size)"),
+        EQUARX_ENUM_ROW(phases, "", Phases, PhasesTable, true, "",
+                        "which phases carry quantized data: rs, ag or rs+ag"),
+        EQUARX_ENUM_ROW(codec, "", Codec, CodecTable, true, "", "wire codec of the quantized phases"),
+        EQUARX_UINT_ROW(block, "", size_t, kMinBlock, kMaxBlock, true, "",
+                        "elements per scale block (and per rotation block)"),
+        EQUARX_ENUM_ROW(rounding, "", Rounding, RoundingTable, true, "",
+                        "rounding of the quantized phases: nearest or stochastic (int8/int4)"),
+        EQUARX_UINT_ROW(seed, "", uint64_t, 0, UINT64_MAX, true, "",
+                        "seed of stochastic rounding and of the rotation's signs"),
+        EQUARX_ENUM_ROW(rotation, "", Rotation, RotationTable, true, "EQUARX_ROTATION",
+                        "rotation before quantizing: default, none or hadamard"),
+        EQUARX_UINT_ROW(microshards, "", size_t, 0, kMaxMicroshards, true, "EQUARX_MICROSHARDS",
+                        "pipeline pieces per shard (0 = EQUARX_MICROSHARDS or 4)"),
+        EQUARX_UINT_ROW(quantize_min_bytes, "", size_t, 0, UINT64_MAX, true, "",
+                        "messages smaller than this use the unquantized ring (0 = never)"),
+        EQUARX_BOOL_ROW(f32_partials, "", true, "unquantized reduce-scatter hops carry f32"),
+        EQUARX_UINT_ROW(timeout_ms, "", uint32_t, 0, 86400000, false, "EQUARX_TIMEOUT_MS",
+                        "per-call deadline in ms (0 = EQUARX_TIMEOUT_MS or 300000)"),
+        EQUARX_BOOL_ROW(validate, "", false,
+                        "exchange a descriptor first so bad or mismatched calls fail everywhere"),
+        EQUARX_ENUM_ROW(mode, "", ExecutionMode, ModeTable, true, "",
+                        "diagnostics: normal, wire_only or codec_only"),
+    }};
+    t.n = std::size(t.rows);
+    return t;
+  }();
+  return t;
+}
+
+bool SameKey(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] == '-' ? '_' : a[i], y = b[i] == '-' ? '_' : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string Names(const OptionField& f) {
+  std::string s;
+  for (size_t i = 0; i < f.num_values; ++i) s += (i ? ", " : "") + std::string(f.values[i].name);
+  return s;
+}
+
+// Enum names the library also accepts (aliases kept by the Parse* functions of types.h).
+std::optional<uint64_t> ParseEnum(const OptionField& f, std::string_view v) {
+  if (f.name == "algorithm") { if (auto a = ParseAlgorithm(v)) return U(*a); }
+  else if (f.name == "phases") { if (auto p = ParsePhases(v)) return U(*p); }
+  else if (f.name == "codec") { if (auto c = ParseCodec(v)) return U(*c); }
+  else if (f.name == "rounding") { if (auto r = ParseRounding(v)) return U(*r); }
+  else if (f.name == "rotation") { if (auto r = ParseRotation(v)) return U(*r); }
+  for (size_t i = 0; i < f.num_values; ++i)
+    if (f.values[i].name == v) return uint64_t(f.values[i].id);
+  return std::nullopt;
+}
+
+std::optional<uint64_t> ParseInteger(std::string_view v) {
+  if (v.empty()) return std::nullopt;
+  uint64_t mult = 1;
+  const char last = v.back();
+  if (last == 'K' || last == 'k') mult = 1ull << 10;
+  else if (last == 'M' || last == 'm') mult = 1ull << 20;
+  else if (last == 'G' || last == 'g') mult = 1ull << 30;
+  if (mult != 1) v.remove_suffix(1);
+  uint64_t x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || v.empty()) return std::nullopt;
+  if (x > UINT64_MAX / mult) return std::nullopt;
+  return x * mult;
+}
+
+}  // namespace
+
+Rotation DefaultRotation(Codec codec) {
+  (void)codec;
+  return Rotation::kNone;
+}
+
+const OptionField* OptionFields(size_t* n) {
+  const Table& t = TheTable();
+  *n = t.n;
+  return t.rows;
+}
+
+const OptionField* FindOptionField(std::string_view name) {
+  const Table& t = TheTable();
+  for (size_t i = 0; i < t.n; ++i)
+    if (SameKey(t.rows[i].name, name) || SameKey(t.rows[i].alias, name)) return &t.rows[i];
+  return nullptr;
+}
+
+std::string FormatOptionValue(const OptionField& f, uint64_t value) {
+  if (f.kind == OptionKind::kEnum) {
+    for (size_t i = 0; i < f.num_values; ++i)
+      if (uint64_t(f.values[i].id) == value) return std::string(f.values[i].name);
+    return "unknown(" + std::to_string(value) + ")";
+  }
+  return std::to_string(value);
+}
+
+Status ParseOptionValue(const OptionField& f, std::string_view v, uint64_t* out) {
+  const std::string key(f.name);
+  if (f.kind == OptionKind::kEnum) {
+    auto id = ParseEnum(f, v);
+    if (!id)
+      return InvalidArgument("unknown " + key + " '" + std::string(v) + "' (valid: " + Names(f) + ")");
+    *out = *id;
+    return Status::Ok();
+  }
+  if (f.kind == OptionKind::kBool) {
+    if (v == "1" || v == "true" || v == "True" || v == "on" || v == "yes") *out = 1;
+    else if (v == "0" || v == "false" || v == "False" || v == "off" || v == "no") *out = 0;
+    else return InvalidArgument("option " + key + "='" + std::string(v) + "' is not a bool (0/1, true/false)");
+    return Status::Ok();
+  }
+  auto x = ParseInteger(v);
+  if (!x)
+    return InvalidArgument("option " + key + "='" + std::string(v) + "' is not a non-negative integer");
+  if (*x < f.min || *x > f.max)
+    return InvalidArgument(key + " " + std::to_string(*x) + " is out of range [" +
+                           std::to_string(f.min) + ", " + std::to_string(f.max) + "]");
+  *out = *x;
+  return Status::Ok();
+}
+
+Status ParseOptions(std::string_view text, AllReduceOptions* options) {
+  AllReduceOptions o = *options;
+  auto is_sep = [](char c) { return c == ',' || c == ';' || c == ' ' || c == '\t' || c == '\n'; };
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && is_sep(text[i])) ++i;
+    size_t j = i;
+    while (j < text.size() && !is_sep(text[j])) ++j;
+    if (j == i) break;
+    const std::string_view item = text.substr(i, j - i);
+    i = j;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      return InvalidArgument("option item '" + std::string(item) + "' is not key=value");
+    const std::string_view key = item.substr(0, eq);
+    const OptionField* f = FindOptionField(key);
+    if (!f) {
+      size_t n = 0;
+      const OptionField* all = OptionFields(&n);
+      std::string keys;
+      for (size_t k = 0; k < n; ++k) keys += (k ? ", " : "") + std::string(all[k].name);
+      return InvalidArgument("unknown option '" + std::string(key) + "' (valid: " + keys + ")");
+    }
+    uint64_t v = 0;
+    EQUARX_RETURN_IF_ERROR(ParseOptionValue(*f, item.substr(eq + 1), &v));
+    f->set(&o, v);
+  }
+  *options = o;
+  return Status::Ok();
+}
+
+std::string FormatOptions(const AllReduceOptions& o) {
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s.append(t[i].name).append("=").append(FormatOptionValue(t[i], t[i].get(o)));
+  }
+  return s;
+}
+
+std::string FormatNonDefaultOptions(const AllReduceOptions& o) {
+  const AllReduceOptions d;
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    if (t[i].get(o) == t[i].get(d)) continue;
+    if (!s.empty()) s += ',';
+    s.append(t[i].name).append("=").append(FormatOptionValue(t[i], t[i].get(o)));
+  }
+  return s;
+}
+
+Status CheckOptions(const AllReduceOptions& o) {
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  for (size_t i = 0; i < n; ++i) {
+    const OptionField& f = t[i];
+    const uint64_t v = f.get(o);
+    if (f.kind == OptionKind::kEnum) {
+      bool known = false;
+      for (size_t k = 0; k < f.num_values; ++k) known = known || uint64_t(f.values[k].id) == v;
+      if (!known) return InvalidArgument("unknown " + std::string(f.name) + " " + std::to_string(v));
+    } else if (v < f.min || v > f.max) {
+      return InvalidArgument(std::string(f.name) + " " + std::to_string(v) + " is out of range [" +
+                             std::to_string(f.min) + ", " + std::to_string(f.max) + "]");
+    }
+  }
+  if (o.rounding == Rounding::kStochastic && !SupportsStochasticRounding(o.codec))
+    return InvalidArgument("stochastic rounding needs int8 or int4, not " +
+                           std::string(CodecName(o.codec)));
+  if (o.rotation == Rotation::kHadamard && o.algorithm == Algorithm::kNaiveFp8)
+    return InvalidArgument("rotation hadamard needs a block-scaled codec; naive_fp8 has no scales");
+  return Status::Ok();
+}
+
+}  // namespace equarx

@@ -1,0 +1,281 @@
+// The AllReduce with rotation = hadamard (randomized Walsh-Hadamard before the first encode,
+// inverted after the last decode), against f64 oracles:
+//   - every algorithm (auto included) x codec x dtype, rank counts, sizes with tails, in place:
+//     ranks bitwise identical and every element within the rotated error bound
+//     (support/oracle.cc, RotatedBound);
+//   - the unquantized ring with a rotation matches it without, up to f32 rounding;
+//   - on data with outlier channels the rotation lowers the error (its purpose);
+//   - non-finite or huge inputs on any rank: the call runs unrotated on every rank (bitwise the
+//     rotation=none result), NaN/Inf where the IEEE sum has them;
+//   - stochastic rounding, telemetry and error feedback (residuals in the caller's domain
+//     conserve the sum) with a rotation; the same bits on every SIMD target;
+//   - bad combinations and mismatched rotations refused on every rank.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "codec/codec.h"
+#include "support/harness.h"
+#include "support/oracle.h"
+
+namespace equarx::testing {
+namespace {
+
+std::vector<Buffer> Reduce(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
+                           std::vector<std::vector<float>>* residuals = nullptr,
+                           std::vector<AllReduceStats>* stats = nullptr) {
+  const int n = int(in.size());
+  std::vector<Buffer> out = in;
+  if (stats) stats->assign(size_t(n), AllReduceStats{});
+  auto st = RunRanks(n, [&](Communicator& c) {
+    const size_t r = size_t(c.rank());
+    const Buffer& src = in_place ? out[r] : in[r];
+    AllReduceExtras x;
+    if (residuals) x.residual = (*residuals)[r].data();
+    if (stats) x.stats = &(*stats)[r];
+    return c.AllReduce(src.data(), out[r].data(), in[0].size(), in[0].dtype, o, x);
+  });
+  for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
+  return out;
+}
+
+std::string Name(const AllReduceOptions& o, int n, size_t count, DType dt) {
+  return FormatNonDefaultOptions(o) + " n=" + std::to_string(n) + " count=" + std::to_string(count) +
+         " " + std::string(DTypeName(dt));
+}
+
+void ExpectAgreeAndWithinBound(const std::vector<Buffer>& in, const std::vector<Buffer>& out,
+                               const AllReduceOptions& o, const std::string& what) {
+  for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]) << what << ": rank " << r << " differs";
+  const auto exact = ExactSum(in);
+  const auto bound = ErrorBound(in, o, in[0].dtype);
+  for (size_t i = 0; i < exact.size(); ++i)
+    ASSERT_LE(std::fabs(out[0].Get(i) - exact[i]), bound[i])
+        << what << " element " << i << " got " << out[0].Get(i) << " exact " << exact[i];
+}
+
+// Inputs with a few outlier channels (as in a transformer's residual stream).
+std::vector<Buffer> WithOutliers(int ranks, size_t count, DType dt, uint64_t seed) {
+  auto in = MakeInputs(ranks, count, dt, seed);
+  for (Buffer& b : in)
+    for (size_t i = 0; i < count; ++i)
+      if (i % 97 == 13) b.Set(i, b.Get(i) * 60.0);
+  return in;
+}
+
+AllReduceOptions Rotated(Algorithm a, Phases p, Codec c) {
+  AllReduceOptions o;
+  o.algorithm = a;
+  o.phases = p;
+  o.codec = c;
+  o.rotation = Rotation::kHadamard;
+  o.seed = 11;
+  return o;
+}
+
+TEST(Rotation, EveryAlgorithmWithinBoundAndIdenticalOnEveryRank) {
+  const Algorithm algos[] = {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi,
+                             Algorithm::kTwoShot, Algorithm::kAuto, Algorithm::kRing};
+  for (Algorithm a : algos)
+    for (Phases p : {Phases::kRSAG, Phases::kRS, Phases::kAG})
+      for (int n : {2, 3, 5, 8})
+        for (size_t count : {size_t(1), size_t(63), size_t(64), size_t(65), size_t(n) * 64 - 1,
+                             size_t(5003)}) {
+          if ((a == Algorithm::kRing || a == Algorithm::kAuto) && p != Phases::kRSAG) continue;
+          const DType dt = count % 3 == 0 ? DType::kFloat16 : count % 2 ? DType::kBFloat16 : DType::kFloat32;
+          auto in = WithOutliers(n, count, dt, 7 + count * 3 + size_t(n));
+          AllReduceOptions o = Rotated(a, p, Codec::kInt8);
+          o.block = count % 2 ? 64 : 32;
+          ExpectAgreeAndWithinBound(in, Reduce(in, o, count == 65), o, Name(o, n, count, dt));
+        }
+}
+
+TEST(Rotation, EveryCodecAndBlockSize) {
+  for (Codec c : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3, Codec::kFp8E5M2})
+    for (size_t block : {32, 48, 64, 100, 128, 256, 4096})
+      for (Algorithm a : {Algorithm::kSemi, Algorithm::kTwoShot}) {
+        const size_t count = 3 * block + 17;
+        auto in = WithOutliers(4, count, DType::kBFloat16, block + size_t(c));
+        AllReduceOptions o = Rotated(a, Phases::kRSAG, c);
+        o.block = block;
+        o.microshards = 3;
+        ExpectAgreeAndWithinBound(in, Reduce(in, o, false), o, Name(o, 4, count, DType::kBFloat16));
+      }
+}
+
+TEST(Rotation, UnquantizedRingMatchesItWithoutUpToF32Rounding) {
+  for (int n : {2, 3, 7}) {
+    const size_t count = 10007;
+    auto in = MakeInputs(n, count, DType::kFloat32, 99);
+    AllReduceOptions plain;
+    plain.algorithm = Algorithm::kRing;
+    plain.rotation = Rotation::kNone;
+    AllReduceOptions rot = plain;
+    rot.rotation = Rotation::kHadamard;
+    const auto a = Reduce(in, plain, false), b = Reduce(in, rot, false);
+    ExpectAgreeAndWithinBound(in, b, rot, "ring rotated n=" + std::to_string(n));
+    const auto exact = ExactSum(in);
+    double worst = 0;
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_NEAR(a[0].Get(i), b[0].Get(i), 1e-5 * (1 + std::fabs(exact[i])));
+      worst = std::max(worst, std::fabs(a[0].Get(i) - b[0].Get(i)));
+    }
+    EXPECT_GT(worst, 0.0) << "a rotation that does nothing would not be tested";
+  }
+}
+
+TEST(Rotation, LowersTheErrorOnOutlierData) {
+  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kSemi, Algorithm::kTwoShot}) {
+    auto in = WithOutliers(4, 1 << 15, DType::kFloat32, 5);
+    const auto exact = ExactSum(in);
+    AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
+    AllReduceOptions none = o;
+    none.rotation = Rotation::kNone;
+    const double mse_rot = MseAgainstRounded(Reduce(in, o, false)[0], exact);
+    const double mse_none = MseAgainstRounded(Reduce(in, none, false)[0], exact);
+    EXPECT_LT(mse_rot, 0.5 * mse_none) << AlgorithmName(a) << " rotated " << mse_rot << " none " << mse_none;
+  }
+}
+
+TEST(Rotation, NonFiniteOrHugeInputsRunUnrotatedOnEveryRank) {
+  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot})
+    for (double bad : {double(NAN), double(INFINITY), 0x1p110})
+      for (DType dt : {DType::kFloat32, DType::kBFloat16}) {
+        const size_t count = 777;
+        auto in = MakeInputs(3, count, dt, 4);
+        in[2].Set(300, bad);  // one rank only
+        AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
+        AllReduceOptions none = o;
+        none.rotation = Rotation::kNone;
+        const auto got = Reduce(in, o, false), want = Reduce(in, none, false);
+        const std::string what = std::string(AlgorithmName(a)) + " bad=" + std::to_string(bad);
+        for (size_t r = 0; r < got.size(); ++r) ASSERT_TRUE(got[r] == want[0]) << what << " rank " << r;
+        if (!std::isfinite(bad)) {
+          EXPECT_TRUE(std::isnan(got[0].Get(300)) == std::isnan(bad)) << what;
+          EXPECT_TRUE(std::isfinite(got[0].Get(299)) && std::isfinite(got[0].Get(301))) << what;
+        }
+      }
+}
+
+TEST(Rotation, WithoutValidationANonFiniteValueStaysInItsBlock) {
+  // validate = false skips the exchange that lets ranks fall back: the NaN then reaches its
+  // whole rotation block (documented), but nothing else, and ranks still agree.
+  const size_t count = 640;
+  auto in = MakeInputs(4, count, DType::kFloat32, 12);
+  in[1].Set(70, NAN);
+  AllReduceOptions o = Rotated(Algorithm::kSemi, Phases::kRSAG, Codec::kInt8);
+  o.validate = false;
+  const auto out = Reduce(in, o, false);
+  for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]);
+  for (size_t i = 0; i < count; ++i) {
+    const bool in_block = i / 64 == 70 / 64;
+    EXPECT_EQ(std::isnan(out[0].Get(i)), in_block) << "element " << i;
+  }
+}
+
+TEST(Rotation, StochasticRoundingAndTelemetry) {
+  auto in = WithOutliers(5, 9001, DType::kBFloat16, 31);
+  AllReduceOptions o = Rotated(Algorithm::kTwoShot, Phases::kRSAG, Codec::kInt8);
+  o.rounding = Rounding::kStochastic;
+  std::vector<AllReduceStats> stats;
+  const auto a = Reduce(in, o, false, nullptr, &stats);
+  ExpectAgreeAndWithinBound(in, a, o, "two_shot stochastic rotated");
+  EXPECT_TRUE(Reduce(in, o, true) == a) << "same seed, same bits (in place too)";
+  o.seed = 12;
+  EXPECT_FALSE(Reduce(in, o, false) == a) << "another seed: other signs and other rounding";
+  uint64_t encoded = 0;
+  for (const auto& s : stats) encoded += s.encoded_values;
+  // two_shot: every rank encodes its 4 foreign shards once and its own shard once.
+  EXPECT_EQ(encoded, 5u * 9001u);
+  EXPECT_GT(stats[0].rel_rms_err_est, 0.0);
+}
+
+TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
+  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot})
+    for (DType dt : {DType::kFloat32, DType::kBFloat16})
+      for (int n : {2, 3}) {
+        const size_t count = 3001;
+        auto in = WithOutliers(n, count, dt, 17);
+        std::vector<std::vector<float>> res(size_t(n), std::vector<float>(count, 0.0f));
+        for (int r = 0; r < n; ++r)
+          for (size_t i = 0; i < count; ++i) res[size_t(r)][i] = float(0.01 * std::cos(double(i + r)));
+        std::vector<double> before = ExactSum(in), mag(count, 0.0);
+        std::vector<Buffer> staged;  // what each rank contributes: f32(send) + old residual
+        for (int r = 0; r < n; ++r) {
+          staged.emplace_back(DType::kFloat32, count);
+          for (size_t i = 0; i < count; ++i) {
+            before[i] += res[size_t(r)][i];
+            mag[i] += std::fabs(in[size_t(r)].Get(i)) + std::fabs(res[size_t(r)][i]);
+            staged.back().Set(i, float(in[size_t(r)].Get(i)) + res[size_t(r)][i]);
+          }
+        }
+        AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt4);
+        const auto out = Reduce(in, o, n == 3, &res);
+        // The result itself is the rotated AllReduce of the staged contributions.
+        const auto bound = ErrorBound(staged, o, dt);
+        const auto exact_staged = ExactSum(staged);
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_LE(std::fabs(out[0].Get(i) - exact_staged[i]), bound[i]) << "result element " << i;
+        const std::string what = std::string(AlgorithmName(a)) + " " + std::string(DTypeName(dt)) +
+                                 " n=" + std::to_string(n);
+        for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]) << what;
+        // Per rotation block, the f32 roundings of the transforms spread over its 64 elements.
+        std::vector<double> blockmag(count, 0.0);
+        for (size_t b0 = 0; b0 < count; b0 += 64) {
+          double m = 0;
+          for (size_t i = b0; i < std::min(count, b0 + 64); ++i) m += mag[i];
+          for (size_t i = b0; i < std::min(count, b0 + 64); ++i) blockmag[i] = m;
+        }
+        double res_sq = 0;
+        for (size_t i = 0; i < count; ++i) {
+          double after = out[0].Get(i);
+          for (int r = 0; r < n; ++r) after += res[size_t(r)][i], res_sq += double(res[size_t(r)][i]) * res[size_t(r)][i];
+          ASSERT_LE(std::fabs(after - before[i]), 64 * 0x1p-24 * (mag[i] + blockmag[i] / 8) + 1e-30)
+              << what << " element " << i;
+        }
+        EXPECT_GT(res_sq, 0.0) << what;
+      }
+}
+
+TEST(Rotation, SameBitsOnEverySimdTarget) {
+  auto in = WithOutliers(4, 20011, DType::kBFloat16, 3);
+  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot}) {
+    AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
+    codec::ForceTarget(0);
+    const auto want = Reduce(in, o, false);
+    for (int64_t target : codec::AvailableTargets()) {
+      codec::ForceTarget(target);
+      EXPECT_TRUE(Reduce(in, o, false) == want) << codec::TargetName(target);
+    }
+    codec::ForceTarget(0);
+  }
+}
+
+TEST(Rotation, BadCombinationsAndMismatchesFailOnEveryRank) {
+  std::vector<float> buf(256, 1.0f), out(256);
+  auto st = RunRanks(3, [&](Communicator& c) {
+    AllReduceOptions o;
+    o.algorithm = Algorithm::kNaiveFp8;
+    o.rotation = Rotation::kHadamard;
+    std::vector<float> mine(buf), res(256);
+    return c.AllReduce(mine.data(), res.data(), 256, DType::kFloat32, o);
+  });
+  for (const Status& s : st) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("naive_fp8"), std::string::npos) << s.ToString();
+  }
+  st = RunRanks(3, [&](Communicator& c) {
+    AllReduceOptions o;
+    o.rotation = c.rank() == 2 ? Rotation::kNone : Rotation::kHadamard;
+    std::vector<float> mine(buf), res(256);
+    return c.AllReduce(mine.data(), res.data(), 256, DType::kFloat32, o);
+  });
+  for (const Status& s : st) {
+    EXPECT_EQ(s.code(), StatusCode::kMismatch) << s.ToString();
+    EXPECT_NE(s.message().find("rotation none (rank 0 has hadamard)"), std::string::npos) << s.ToString();
+  }
+}
+
+}  // namespace
+}  // namespace equarx::testing

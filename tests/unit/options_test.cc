@@ -1,0 +1,156 @@
+// Options as data (equarx/options.h): the one table drives parsing, formatting, checking, the
+// C API and the environment; these tests hold each front end to it.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/env.h"
+#include "equarx/equarx.h"
+#include "equarx/options.h"
+
+namespace equarx {
+namespace {
+
+TEST(Options, FormatThenParseGivesTheSameOptions) {
+  AllReduceOptions o;
+  o.algorithm = Algorithm::kTwoShot;
+  o.phases = Phases::kAG;
+  o.codec = Codec::kFp8E5M2;
+  o.block = 128;
+  o.rounding = Rounding::kStochastic;  // (not a valid combination with fp8: text does not check)
+  o.seed = 0xFFFFFFFFFFFFFFFFull;
+  o.rotation = Rotation::kHadamard;
+  o.microshards = 7;
+  o.quantize_min_bytes = 1 << 20;
+  o.f32_partials = true;
+  o.timeout_ms = 1234;
+  o.validate = false;
+  o.mode = ExecutionMode::kCodecOnly;
+  const std::string text = FormatOptions(o);
+  AllReduceOptions back;
+  ASSERT_TRUE(ParseOptions(text, &back).ok()) << text;
+  EXPECT_EQ(FormatOptions(back), text);
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(t[i].get(back), t[i].get(o)) << t[i].name;
+  // Every field differs from its default here, so the non-default form lists them all.
+  EXPECT_EQ(FormatNonDefaultOptions(o), text);
+  EXPECT_EQ(FormatNonDefaultOptions(AllReduceOptions{}), "");
+}
+
+TEST(Options, AliasesSeparatorsAndSuffixes) {
+  AllReduceOptions o;
+  ASSERT_TRUE(ParseOptions("algo=semi; codec=e4m3  block=96,quantize-min-bytes=2M rotation=wht", &o).ok());
+  EXPECT_EQ(o.algorithm, Algorithm::kSemi);
+  EXPECT_EQ(o.codec, Codec::kFp8E4M3);
+  EXPECT_EQ(o.block, 96u);
+  EXPECT_EQ(o.quantize_min_bytes, size_t(2) << 20);
+  EXPECT_EQ(o.rotation, Rotation::kHadamard);
+  ASSERT_TRUE(ParseOptions("f32_partials=true,validate=0", &o).ok());
+  EXPECT_TRUE(o.f32_partials);
+  EXPECT_FALSE(o.validate);
+}
+
+TEST(Options, BadTextIsRefusedWithAMessageAndChangesNothing) {
+  AllReduceOptions o;
+  o.block = 256;
+  const std::pair<const char*, const char*> cases[] = {
+      {"blok=64", "unknown option 'blok'"},
+      {"block=7", "block 7 is out of range [32, 4096]"},
+      {"block=abc", "not a non-negative integer"},
+      {"codec=int3", "unknown codec 'int3' (valid: int8, int4, fp8_e4m3, fp8_e5m2)"},
+      {"rotation=fourier", "unknown rotation 'fourier'"},
+      {"validate=maybe", "not a bool"},
+      {"block", "not key=value"},
+      {"block=64,seed=-1", "not a non-negative integer"},
+      {"microshards=65", "microshards 65 is out of range [0, 64]"},
+  };
+  for (auto [text, want] : cases) {
+    Status st = ParseOptions(text, &o);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(st.message().find(want), std::string::npos) << text << ": " << st.message();
+    EXPECT_EQ(o.block, 256u) << text;
+  }
+}
+
+TEST(Options, CheckOptionsRefusesBadValuesAndCombinations) {
+  AllReduceOptions o;
+  EXPECT_TRUE(CheckOptions(o).ok());
+  o.algorithm = Algorithm(42);
+  EXPECT_NE(CheckOptions(o).message().find("unknown algorithm 42"), std::string::npos);
+  o = {};
+  o.codec = Codec::kFp8E4M3;
+  o.rounding = Rounding::kStochastic;
+  EXPECT_NE(CheckOptions(o).message().find("stochastic rounding needs int8 or int4"), std::string::npos);
+  o = {};
+  o.algorithm = Algorithm::kNaiveFp8;
+  o.rotation = Rotation::kHadamard;
+  EXPECT_NE(CheckOptions(o).message().find("naive_fp8"), std::string::npos);
+  o.rotation = Rotation::kDefault;  // default resolves to none for naive_fp8
+  EXPECT_TRUE(CheckOptions(o).ok());
+  o = {};
+  o.rotation = Rotation(7);
+  EXPECT_FALSE(CheckOptions(o).ok());
+}
+
+TEST(Options, EveryEnvironmentVariableOfTheTableIsAKnob) {
+  std::set<std::string> knobs;
+  for (const env::Knob& k : env::Knobs()) knobs.insert(k.name);
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!t[i].env.empty()) {
+      EXPECT_TRUE(knobs.count(std::string(t[i].env))) << t[i].env;
+    }
+    EXPECT_FALSE(t[i].doc.empty()) << t[i].name;
+    EXPECT_EQ(FindOptionField(t[i].name), &t[i]);
+    if (!t[i].alias.empty()) {
+      EXPECT_EQ(FindOptionField(t[i].alias), &t[i]);
+    }
+  }
+}
+
+TEST(Options, CConfigCarriesEveryAgreedOption) {
+  // Rank 1 changes one C field; the descriptor check must then name that option on both
+  // ranks: the field reached the C++ options under the table's name.
+  struct Case {
+    const char* name;
+    void (*set)(equarxConfig_t*);
+  };
+  const Case cases[] = {
+      {"algorithm", [](equarxConfig_t* c) { c->algorithm = equarxAlgoSemi; }},
+      {"phases", [](equarxConfig_t* c) { c->phases = equarxPhasesRS; }},
+      {"codec", [](equarxConfig_t* c) { c->codec = equarxCodecInt4; }},
+      {"block", [](equarxConfig_t* c) { c->block = 128; }},
+      {"rounding", [](equarxConfig_t* c) { c->rounding = equarxRoundStochastic; }},
+      {"seed", [](equarxConfig_t* c) { c->seed = 9; }},
+      {"rotation", [](equarxConfig_t* c) { c->rotation = equarxRotationHadamard; }},
+      {"microshards", [](equarxConfig_t* c) { c->microshards = 3; }},
+      {"quantize_min_bytes", [](equarxConfig_t* c) { c->quantize_min_bytes = 1; }},
+      {"f32_partials", [](equarxConfig_t* c) { c->f32_partials = 5; }},
+  };
+  equarxComm_t comms[2];
+  ASSERT_EQ(equarxCommCreateInProcess(2, comms), equarxSuccess);
+  for (const Case& k : cases) {
+    equarxConfig_t cfg[2] = {EQUARX_CONFIG_INITIALIZER, EQUARX_CONFIG_INITIALIZER};
+    cfg[0].rotation = cfg[1].rotation = equarxRotationNone;
+    k.set(&cfg[1]);
+    std::vector<float> buf[2] = {std::vector<float>(256, 1.0f), std::vector<float>(256, 2.0f)};
+    equarxResult_t res[2];
+    std::thread t([&] { res[1] = equarxAllReduce(buf[1].data(), buf[1].data(), 256, equarxFloat32, &cfg[1], comms[1]); });
+    res[0] = equarxAllReduce(buf[0].data(), buf[0].data(), 256, equarxFloat32, &cfg[0], comms[0]);
+    t.join();
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(res[r], equarxMismatch) << k.name << " rank " << r;
+      const std::string msg = equarxCommGetLastError(comms[r]);
+      EXPECT_NE(msg.find(std::string("passes ") + k.name + " "), std::string::npos) << k.name << ": " << msg;
+    }
+  }
+  for (int r = 0; r < 2; ++r) equarxCommDestroy(comms[r]);
+}
+
+}  // namespace
+}  // namespace equarx
