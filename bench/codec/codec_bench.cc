@@ -173,6 +173,33 @@ void Sizes(benchmark::internal::Benchmark* b) {
 constexpr DType F32 = DType::kFloat32;
 constexpr DType BF16 = DType::kBFloat16;
 
+// The rotation (rotation = hadamard): forward from the caller's dtype into f32, inverse from
+// f32 into the dtype, at the rotation block kB.
+template <uint32_t kB, DType kT>
+void BM_RotateForward(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  Buffers buf(n, WireSpec{Format::kInt8Block, kB});
+  for (auto _ : state) {
+    RotateForward(RotationSpec{kB, 1}, kT, buf.Local(kT), n, 0, buf.out.data());
+    benchmark::DoNotOptimize(buf.out.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
+template <uint32_t kB, DType kT>
+void BM_RotateInverse(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  Buffers buf(n, WireSpec{Format::kInt8Block, kB});
+  std::vector<uint8_t> dst(n * DTypeSize(kT));
+  for (auto _ : state) {
+    RotateInverse(RotationSpec{kB, 1}, buf.f32.data(), n, 0, kT, dst.data());
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  Finish(state, n);
+}
+
 BENCHMARK(BM_Memcpy)->Apply(Sizes);
 BENCHMARK(BM_Int8Encode<64, F32>)->Apply(Sizes);
 BENCHMARK(BM_Int8Encode<128, F32>)->Apply(Sizes);
@@ -200,6 +227,12 @@ BENCHMARK(BM_BlockDecodeAccumulateEncode<I4, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockDecodeAccumulateEncode<E4, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockDecodeAccumulateEncode<E5, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_RawBF16Decode)->Apply(Sizes);
+BENCHMARK(BM_RotateForward<64, F32>)->Apply(Sizes);
+BENCHMARK(BM_RotateForward<64, BF16>)->Apply(Sizes);
+BENCHMARK(BM_RotateForward<128, BF16>)->Apply(Sizes);
+BENCHMARK(BM_RotateInverse<64, F32>)->Apply(Sizes);
+BENCHMARK(BM_RotateInverse<64, BF16>)->Apply(Sizes);
+BENCHMARK(BM_RotateInverse<128, BF16>)->Apply(Sizes);
 
 }  // namespace
 }  // namespace equarx::codec

@@ -37,37 +37,53 @@ constexpr size_t kMaxRotBlock = 4096;
 // Whether every power-of-two piece of a block of length len has at least N elements.
 bool AllPiecesVectorised(size_t len, size_t n_lanes) { return (len & (n_lanes - 1)) == 0; }
 
-// The sign mask of the N elements j .. j + N - 1 of block b (j a multiple of N, N <= 64).
-HWY_INLINE hn::Mask<DF> SignMask(uint64_t seed, uint64_t b, size_t j, uint64_t* word,
-                                 size_t* word_index) {
-  const size_t N = hn::Lanes(DF());
+// 2^-e as an f32 (0 <= e < 64), exactly.
+float PowTwoNeg(int e) { return FloatOf(uint32_t(127 - e) << 23); }
+
+// Per-call constants of the in-register butterfly stages h = 1, 2, 4, ... < N.
+struct Stages {
+  int count = 0;
+  decltype(hn::IndicesFromVec(DF(), hn::Zero(DI()))) partner[5];
+  hn::Mask<DF> upper[5];
+  VU lane;
+  Stages() : lane(hn::Iota(DU(), 0)) {
+    const DF df;
+    const DI di;
+    const VI ilane = hn::Iota(di, 0);
+    for (size_t h = 1; h < hn::Lanes(df) && count < 5; h *= 2, ++count) {
+      const VI hv = hn::Set(di, int32_t(h));
+      partner[count] = hn::IndicesFromVec(df, hn::Xor(ilane, hv));
+      upper[count] = hn::RebindMask(df, hn::TestBit(ilane, hv));
+    }
+  }
+  // Stages h < min(P, N) of one vector: (a, b) -> (a + b, a - b), the reference's operands in
+  // the reference's order (lower lane a + b, upper lane a - b with a the lower partner).
+  HWY_INLINE VF Apply(VF x, size_t p) const {
+#pragma GCC unroll 5
+    for (int i = 0; i < count && (size_t(1) << i) < p; ++i) {
+      const VF s = hn::TableLookupLanes(x, partner[i]);
+      x = hn::IfThenElse(upper[i], hn::Sub(s, x), hn::Add(x, s));
+    }
+    return x;
+  }
+  // The sign-flip vector (sign bit set where the element's sign bit in `bits` is 1) of the N
+  // elements whose sign bits are the low bits of `bits`.
+  HWY_INLINE VF Signs(uint64_t bits) const {
+    const VU b = hn::Shr(hn::Set(DU(), uint32_t(bits)), lane);
+    return hn::BitCast(DF(), hn::ShiftLeft<31>(b));
+  }
+};
+
+// The sign bits of elements j.. of block b (j a multiple of N), from the cached word.
+HWY_INLINE uint64_t SignBits(uint64_t key, uint64_t b, size_t j, uint64_t* word, size_t* word_index) {
   if (j / 64 != *word_index) {
     *word_index = j / 64;
-    *word = RotationSignWord(seed, b, uint32_t(*word_index));
+    *word = internal::SignWord(key, b, uint32_t(*word_index));
   }
-  const uint64_t bits = *word >> (j % 64);
-  uint8_t bytes[8];
-  for (size_t i = 0; i < 8; ++i) bytes[i] = uint8_t(bits >> (8 * i));
-  (void)N;
-  return hn::LoadMaskBits(DF(), bytes);
+  return *word >> (j % 64);
 }
 
-// Butterfly stages h = 1 .. min(P, N) / 2 inside one vector.
-HWY_INLINE VF InRegisterStages(VF x, size_t p) {
-  const DF df;
-  const DI di;
-  const size_t N = hn::Lanes(df);
-  const VI lane = hn::Iota(di, 0);
-  for (size_t h = 1; h < N && h < p; h *= 2) {
-    const VI hv = hn::Set(di, int32_t(h));
-    const VF s = hn::TableLookupLanes(x, hn::IndicesFromVec(df, hn::Xor(lane, hv)));
-    const auto upper = hn::RebindMask(df, hn::TestBit(lane, hv));
-    x = hn::IfThenElse(upper, hn::Sub(s, x), hn::Add(x, s));
-  }
-  return x;
-}
-
-// Stages h = N .. P/2 across vectors, in place on x[0 .. P).
+// Stages h = N .. P/2 across vectors, in place on x[0 .. P) (pieces too long for registers).
 HWY_INLINE void CrossStages(float* x, size_t p) {
   const DF df;
   const size_t N = hn::Lanes(df);
@@ -80,15 +96,60 @@ HWY_INLINE void CrossStages(float* x, size_t p) {
       }
 }
 
+// The butterfly of a piece of exactly M vectors (M = P / N, a power of two), held in
+// registers: M is a compile-time constant so that the array lives in registers.
+template <size_t M, class In, class Out>
+HWY_INLINE void PieceInRegisters(const Stages& st, size_t p, In in, Out out) {
+  VF v[M];
+#pragma GCC unroll 8
+  for (size_t i = 0; i < M; ++i) v[i] = st.Apply(in(i), p);
+#pragma GCC unroll 8
+  for (size_t h = 1; h < M; h *= 2)
+#pragma GCC unroll 8
+    for (size_t i = 0; i < M; i += 2 * h)
+#pragma GCC unroll 8
+      for (size_t j = i; j < i + h; ++j) {
+        const VF a = v[j], b = v[j + h];
+        v[j] = hn::Add(a, b);
+        v[j + h] = hn::Sub(a, b);
+      }
+#pragma GCC unroll 8
+  for (size_t i = 0; i < M; ++i) out(i, v[i]);
+}
+
+// The butterfly of one piece of P >= N elements: vector i comes from in(i) (already signed
+// and scaled), goes through the in-register stages and the cross-vector stages, and leaves
+// through out(i, v). Pieces of up to 8 vectors never touch memory in between; longer ones go
+// through `scratch` (P floats).
+template <class In, class Out>
+HWY_INLINE void Piece(const Stages& st, size_t p, In in, Out out, float* scratch) {
+  const DF df;
+  const size_t N = hn::Lanes(df), m = p / N;
+#if !HWY_HAVE_SCALABLE
+  switch (m) {
+    case 1: return PieceInRegisters<1>(st, p, in, out);
+    case 2: return PieceInRegisters<2>(st, p, in, out);
+    case 4: return PieceInRegisters<4>(st, p, in, out);
+    case 8: return PieceInRegisters<8>(st, p, in, out);
+    default: break;
+  }
+#endif
+  for (size_t i = 0; i < m; ++i) hn::StoreU(st.Apply(in(i), p), df, scratch + i * N);
+  CrossStages(scratch, p);
+  for (size_t i = 0; i < m; ++i) out(i, hn::LoadU(df, scratch + i * N));
+}
+
 template <DType T>
 void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offset, float* out) {
   const DF df;
   const size_t N = hn::Lanes(df), B = spec.block;
-  const VF sign_bit = hn::BitCast(df, hn::Set(DU(), 0x80000000u));
+  const Stages st;
+  const uint64_t key = internal::RotationKey(spec.seed);
+  HWY_ALIGN float scratch[kMaxRotBlock];
   for (size_t s = 0; s < n; s += B) {
     const size_t len = std::min(B, n - s);
     const uint64_t b = (offset + s) / B;
-    if (!AllPiecesVectorised(len, N)) {
+    if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
       ref::RotateForward(spec, T, static_cast<const uint8_t*>(src) + s * DTypeSize(T), len,
                          offset + s, out + s);
       continue;
@@ -96,18 +157,17 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
     uint64_t word = 0;
     size_t word_index = SIZE_MAX;
     size_t first = 0;
-    for (int k = 30; k >= 0; --k) {
+    for (int k = 12; k >= 0; --k) {
       const size_t p = size_t(1) << k;
       if (!(len & p)) continue;
-      const VF scale = hn::Set(df, std::ldexp(1.0f, -(k / 2)));
-      float* o = out + s + first;
-      for (size_t v = 0; v < p; v += N) {
-        VF x = LoadF<T>(src, s + first + v);
-        const auto flip = SignMask(spec.seed, b, first + v, &word, &word_index);
-        x = hn::IfThenElse(flip, hn::Xor(x, sign_bit), x);
-        hn::StoreU(InRegisterStages(hn::Mul(x, scale), p), df, o + v);
-      }
-      CrossStages(o, p);
+      const VF scale = hn::Set(df, PowTwoNeg(k / 2));
+      const size_t at = s + first;
+      auto in = [&](size_t i) HWY_ATTR {
+        const VF sign = st.Signs(SignBits(key, b, first + i * N, &word, &word_index));
+        return hn::Mul(hn::Xor(LoadF<T>(src, at + i * N), sign), scale);
+      };
+      auto store = [&](size_t i, VF v) HWY_ATTR { hn::StoreU(v, df, out + at + i * N); };
+      Piece(st, p, in, store, scratch);
       first += p;
     }
   }
@@ -126,8 +186,10 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
                        DType t, void* dst) {
   const DF df;
   const size_t N = hn::Lanes(df), B = spec.block;
-  const VF sign_bit = hn::BitCast(df, hn::Set(DU(), 0x80000000u));
+  const Stages st;
+  const uint64_t key = internal::RotationKey(spec.seed);
   HWY_ALIGN float tile[kMaxRotBlock];
+  HWY_ALIGN float scratch[kMaxRotBlock];
   auto* d8 = static_cast<uint8_t*>(dst);
   const size_t esize = DTypeSize(t);
   for (size_t s = 0; s < n; s += B) {
@@ -137,24 +199,24 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
       ref::RotateInverse(spec, in + s, len, offset + s, t, d8 + s * esize);
       continue;
     }
-    size_t first = 0;
-    for (int k = 30; k >= 0; --k) {
-      const size_t p = size_t(1) << k;
-      if (!(len & p)) continue;
-      const VF scale = hn::Set(df, std::ldexp(1.0f, -((k + 1) / 2)));
-      for (size_t v = 0; v < p; v += N)
-        hn::Store(InRegisterStages(hn::Mul(hn::LoadU(df, in + s + first + v), scale), p), df,
-                  tile + first + v);
-      CrossStages(tile + first, p);
-      first += p;
-    }
     uint64_t word = 0;
     size_t word_index = SIZE_MAX;
+    // f32 results go straight to the destination (in place is fine: a piece is read whole
+    // before it is written); bf16/f16 through the tile and raw.cc's exact converters.
     float* out_f32 = t == DType::kFloat32 ? reinterpret_cast<float*>(d8) + s : tile;
-    for (size_t v = 0; v < len; v += N) {
-      const VF x = hn::Load(df, tile + v);
-      const auto flip = SignMask(spec.seed, b, v, &word, &word_index);
-      hn::StoreU(hn::IfThenElse(flip, hn::Xor(x, sign_bit), x), df, out_f32 + v);
+    size_t first = 0;
+    for (int k = 12; k >= 0; --k) {
+      const size_t p = size_t(1) << k;
+      if (!(len & p)) continue;
+      const VF scale = hn::Set(df, PowTwoNeg((k + 1) / 2));
+      const float* from = in + s + first;
+      auto load = [&](size_t i) HWY_ATTR { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
+      auto store = [&](size_t i, VF v) HWY_ATTR {
+        const VF sign = st.Signs(SignBits(key, b, first + i * N, &word, &word_index));
+        hn::StoreU(hn::Xor(v, sign), df, out_f32 + first + i * N);
+      };
+      Piece(st, p, load, store, scratch);
+      first += p;
     }
     if (t == DType::kBFloat16)
       CvtF32ToBF16(tile, len, reinterpret_cast<uint16_t*>(d8 + s * esize));

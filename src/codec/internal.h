@@ -91,6 +91,10 @@ inline uint32_t HashBits(const Rounding& r, uint64_t i) {
 /// u in [0, 1): the top 24 bits of the hash times 2^-24 (exact in f32).
 inline float Uniform(uint32_t h) { return float(h >> 8) * 0x1p-24f; }
 
+// ---- Rotation signs (codec.h, RotationSignWord) ----------------------------------------------
+inline uint64_t RotationKey(uint64_t seed) { return Mix64(seed ^ 0x524F544154494F4Eull); }  // "ROTATION"
+inline uint64_t SignWord(uint64_t key, uint64_t b, uint32_t c) { return Mix64(key ^ Mix64((b << 6) | c)); }
+
 // ---- Telemetry model (one update per block) ---------------------------------------------------
 /// Adds one block's estimates: flushed (a < tiny) blocks contribute error a per element
 /// (uniform model a^2/3); otherwise e = step * |s| is the code spacing at the top of the range

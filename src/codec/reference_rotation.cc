@@ -12,8 +12,7 @@
 namespace equarx::codec {
 
 uint64_t RotationSignWord(uint64_t seed, uint64_t b, uint32_t c) {
-  const uint64_t key = internal::Mix64(seed ^ 0x524F544154494F4Eull);  // "ROTATION"
-  return internal::Mix64(key ^ internal::Mix64((b << 6) | c));
+  return internal::SignWord(internal::RotationKey(seed), b, c);
 }
 
 namespace ref {

@@ -201,7 +201,7 @@ TEST_F(ReduceTest, UsageErrorsExit2) {
            {out, "no input files"},
            {" --frobnicate" + out + Join(paths), "--frobnicate"},
            {" --rounding up" + out + Join(paths), "unknown rounding 'up'"},
-           {" --codec fp8_e4m3 --rounding stochastic" + out + Join(paths), "needs an integer codec"},
+           {" --codec fp8_e4m3 --rounding stochastic" + out + Join(paths), "stochastic rounding needs int8 or int4"},
            {" --seed -1" + out + Join(paths), "--seed"},
            {" --residual-in '" + Path("r.npy") + "'" + out + Join(paths), "lists 1 files for 2 ranks"},
        }) {
@@ -215,7 +215,8 @@ TEST_F(ReduceTest, HelpListsTables) {
   const Proc p = RunCommand(kReduce + " --help");
   EXPECT_EQ(p.code, 0);
   for (const char* s : {"ring", "full_bidir", "semi", "naive_fp8", "two_shot", "rs+ag", "int8", "int4",
-                        "fp8_e4m3", "fp8_e5m2", "stochastic", "--microshards", "--seed", "--residual-out"})
+                        "fp8_e4m3", "fp8_e5m2", "stochastic", "hadamard", "--rotation", "--microshards",
+                        "--seed", "--residual-out"})
     EXPECT_NE(p.output.find(s), std::string::npos) << s;
 }
 
@@ -244,7 +245,7 @@ TEST_F(ReduceTest, CodecsRoundingAndTelemetry) {
   for (const char* codec : {"int8", "int4", "fp8_e4m3", "fp8_e5m2"})
     for (const char* algo : {"full", "two_shot"}) {
       auto [p, y] = run(std::string(" --algo ") + algo + " --codec " + codec + " --stats", "o.npy");
-      EXPECT_NE(p.output.find(std::string("codec ") + codec), std::string::npos) << p.output;
+      EXPECT_NE(p.output.find(std::string("codec=") + codec + ","), std::string::npos) << p.output;
       EXPECT_NE(p.output.find("telemetry rank 2: encoded 4099 values"), std::string::npos) << p.output;
     }
   const auto a = run(" --algo two_shot --codec int4 --rounding stochastic --seed 7", "a.npy").second;

@@ -22,6 +22,7 @@
 #include "codec/codec.h"
 #include "equarx/equarx.hpp"
 #include "launch.h"
+#include "option_flags.h"
 #include "perf_world.h"
 #include "random.h"
 #include "stats.h"
@@ -31,10 +32,8 @@ namespace {
 
 struct Config {
   std::string algo;  // an equarx algorithm name or "mpi"
-  Phases phases = Phases::kRSAG;
-  bool quantized = false;
-  ExecutionMode mode = ExecutionMode::kNormal;
-  Codec codec = Codec::kInt8;
+  AllReduceOptions o;
+  bool quantized = false;  // phases and codec apply (not mpi, ring or naive_fp8)
 };
 
 const char* ModeName(ExecutionMode m) {
@@ -44,11 +43,8 @@ const char* ModeName(ExecutionMode m) {
 struct Settings {
   size_t min_bytes = 1 << 20, max_bytes = 1 << 20, factor = 2;
   uint64_t iters = 20, warmup = 5, check = 1, ranks = 4, seed = 1;
-  std::string dtype = "bf16", algos = "ring,full_bidir", phases = "rs+ag", codec = "int8";
-  std::string dist = "normal", json, rounding = "nearest";
-  size_t block = kDefaultBlock;
-  uint64_t microshards = 0;
-  bool f32_partials = false;
+  std::string dtype = "bf16", algos = "ring,full_bidir";
+  std::string dist = "normal", json;
   bool overlap = false;
   std::string command;
 };
@@ -135,9 +131,9 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
     std::printf("# equarx-perf: %d ranks (%s), dtype %s, data %s, SIMD %s\n", n,
                 w.transport().c_str(), s.dtype.c_str(), s.dist.c_str(),
                 codec::TargetName(codec::CurrentTarget()).c_str());
-    std::printf("# %10s %10s %5s %10s %6s %8s %5s %10s %8s %8s %12s %9s %9s %7s\n", "size", "count",
-                "type", "algo", "phases", "codec", "block", "time(us)", "algbw", "busbw",
-                "wire(B/rank)", "maxabs", "relrms", "#wrong");
+    std::printf("# %10s %10s %5s %10s %6s %8s %5s %8s %10s %8s %8s %12s %9s %9s %7s\n", "size",
+                "count", "type", "algo", "phases", "codec", "block", "rotation", "time(us)", "algbw",
+                "busbw", "wire(B/rank)", "maxabs", "relrms", "#wrong");
     if (!s.json.empty()) {
       json = std::fopen(s.json.c_str(), "w");
       if (!json) std::fprintf(stderr, "equarx-perf: cannot write %s\n", s.json.c_str());
@@ -153,16 +149,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
     const size_t count = bytes / esize;
     double t_normal = 0, t_wire = 0;
     for (const Config& c : configs) {
-      AllReduceOptions o;
-      if (c.algo != "mpi") o.algorithm = *ParseAlgorithm(c.algo);
-      o.phases = c.phases;
-      o.codec = c.codec;
-      o.rounding = *ParseRounding(s.rounding);
-      o.seed = s.seed;
-      o.block = s.block;
-      o.microshards = s.microshards;
-      o.f32_partials = s.f32_partials;
-      o.mode = c.mode;
+      const AllReduceOptions& o = c.o;
       const bool mpi = c.algo == "mpi";
       if (mpi && (dt != DType::kFloat32 || w.transport().rfind("mpi", 0) != 0)) {
         if (me == 0) std::printf("# mpi: skipped (needs -d f32 under mpirun)\n");
@@ -195,39 +182,42 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       w.SumInPlace(&differs, 1);
       if (me != 0) continue;
       Errors e;
-      if (s.check && c.mode == ExecutionMode::kNormal) e = Check(s, dist, dt, n, recv.data(), count);
+      if (s.check && o.mode == ExecutionMode::kNormal) e = Check(s, dist, dt, n, recv.data(), count);
       const double t = tools::Median(times);
-      if (c.mode == ExecutionMode::kNormal) t_normal = t;
-      if (c.mode == ExecutionMode::kWireOnly) t_wire = t;
-      if (c.mode == ExecutionMode::kCodecOnly && t_normal > 0)
+      if (o.mode == ExecutionMode::kNormal) t_normal = t;
+      if (o.mode == ExecutionMode::kWireOnly) t_wire = t;
+      if (o.mode == ExecutionMode::kCodecOnly && t_normal > 0)
         std::printf("# overlap %s/%s %zu B: full %.1f us, wire only %.1f us, codec only %.1f us, "
                     "efficiency max(wire,codec)/full = %.1f%%\n",
-                    c.algo.c_str(), PhasesName(c.phases).data(), count * esize, t_normal * 1e6,
+                    c.algo.c_str(), PhasesName(o.phases).data(), count * esize, t_normal * 1e6,
                     t_wire * 1e6, t * 1e6, 100.0 * std::max(t_wire, t) / t_normal);
       const double algbw = t > 0 ? double(count * esize) / t / 1e9 : 0;
       const double busbw = algbw * 2.0 * (n - 1) / n;
-      std::string ph = (c.quantized ? std::string(PhasesName(c.phases)) : "-");
-      if (c.mode != ExecutionMode::kNormal) ph += std::string("/") + ModeName(c.mode);
-      std::string codec_name = c.quantized && c.algo != "naive_fp8" ? std::string(CodecName(c.codec)) : "-";
+      std::string ph = (c.quantized ? std::string(PhasesName(o.phases)) : "-");
+      if (o.mode != ExecutionMode::kNormal) ph += std::string("/") + ModeName(o.mode);
+      std::string codec_name = c.quantized ? std::string(CodecName(o.codec)) : "-";
       if (codec_name != "-" && o.rounding == Rounding::kStochastic) codec_name += "/sr";
-      const size_t block = c.quantized && c.algo != "naive_fp8" ? s.block : 0;
-      std::printf("  %10zu %10zu %5s %10s %6s %8s %5zu %10.1f %8.3f %8.3f %12.0f %9.3g %9.3g %7llu%s\n",
+      const size_t block = c.quantized ? o.block : 0;
+      const std::string rot = mpi ? "-" : std::string(RotationName(o.rotation));
+      std::printf("  %10zu %10zu %5s %10s %6s %8s %5zu %8s %10.1f %8.3f %8.3f %12.0f %9.3g %9.3g %7llu%s\n",
                   count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
-                  codec_name.c_str(), block, t * 1e6, algbw, busbw, mpi ? 0.0 : wire, e.max_abs,
-                  e.rel_rms, (unsigned long long)e.wrong,
-                  differs && c.mode == ExecutionMode::kNormal ? "  RANKS DIFFER" : "");
+                  codec_name.c_str(), block, rot.c_str(), t * 1e6, algbw, busbw, mpi ? 0.0 : wire,
+                  e.max_abs, e.rel_rms, (unsigned long long)e.wrong,
+                  differs && o.mode == ExecutionMode::kNormal ? "  RANKS DIFFER" : "");
       std::fflush(stdout);
       if (json)
         std::fprintf(json,
                      "{\"size_bytes\":%zu,\"count\":%zu,\"dtype\":\"%s\",\"algo\":\"%s\","
-                     "\"phases\":\"%s\",\"codec\":\"%s\",\"block\":%zu,\"ranks\":%d,"
+                     "\"phases\":\"%s\",\"codec\":\"%s\",\"block\":%zu,\"rotation\":\"%s\",\"ranks\":%d,"
                      "\"time_us\":%.3f,\"algbw_gbs\":%.6f,\"busbw_gbs\":%.6f,\"wire_bytes\":%.0f,"
                      "\"max_abs_err\":%.6g,\"rel_rms_err\":%.6g,\"wrong\":%llu,"
-                     "\"ranks_identical\":%s,\"transport\":\"%s\",\"data\":\"%s\",\"mode\":\"%s\"}\n",
+                     "\"ranks_identical\":%s,\"transport\":\"%s\",\"data\":\"%s\",\"mode\":\"%s\","
+                     "\"options\":\"%s\"}\n",
                      count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
-                     codec_name.c_str(), block, n, t * 1e6, algbw, busbw, mpi ? 0.0 : wire,
-                     e.max_abs, e.rel_rms, (unsigned long long)e.wrong,
-                     differs ? "false" : "true", w.transport().c_str(), s.dist.c_str(), ModeName(c.mode));
+                     codec_name.c_str(), block, rot.c_str(), n, t * 1e6, algbw, busbw,
+                     mpi ? 0.0 : wire, e.max_abs, e.rel_rms, (unsigned long long)e.wrong,
+                     differs ? "false" : "true", w.transport().c_str(), s.dist.c_str(),
+                     ModeName(o.mode), mpi ? "" : FormatOptions(o).c_str());
     }
   }
   if (json) std::fclose(json);
@@ -251,13 +241,9 @@ int main(int argc, char** argv) {
   p.AddString("datatype", &s.dtype, "-d: f32, bf16 or f16");
   p.AddString("data", &s.dist, "-D: normal, uniform, heavy or integer");
   p.AddString("json", &s.json, "-J: write one JSON object per row to FILE", "FILE");
-  p.AddString("algo", &s.algos, "comma-separated: ring, full, full_bidir, semi, two_shot, naive_fp8, auto, mpi");
-  p.AddString("phases", &s.phases, "comma-separated: rs, ag, rs+ag (quantized algorithms)");
-  p.AddString("codec", &s.codec, "comma-separated codecs of the quantized phases: int8, int4, fp8_e4m3, fp8_e5m2");
-  p.AddString("rounding", &s.rounding, "nearest or stochastic (int codecs; seeded with --seed)");
-  p.AddSize("block", &s.block, "elements per scale block");
-  p.AddUint("microshards", &s.microshards, "microshards per shard (0 = default)");
-  p.AddFlag("f32-partials", &s.f32_partials, "unquantized RS hops carry f32");
+  p.AddString("algo", &s.algos,
+              "comma-separated: ring, full, full_bidir, semi, two_shot, naive_fp8, auto, mpi");
+  tools::OptionFlags flags(&p, /*lists=*/true, {"algorithm", "seed", "mode"});
   p.AddFlag("overlap", &s.overlap,
             "after each quantized row also time its wire-only and codec-only halves and print the "
             "overlap efficiency max(wire, codec) / full");
@@ -276,41 +262,47 @@ int main(int argc, char** argv) {
     std::printf("%s", p.Help().c_str());
     return 0;
   }
+  // One configuration per algorithm and combination of the option lists; the algorithms that
+  // take no phases or codec (mpi, ring, naive_fp8) only once per distinct rest.
   std::vector<Config> configs;
+  std::vector<std::string> seen;
   for (const std::string& a : Split(s.algos)) {
     if (a != "mpi" && !ParseAlgorithm(a)) {
       std::fprintf(stderr, "equarx-perf: unknown algorithm '%s'\n", a.c_str());
       return 2;
     }
-    const bool q = a != "mpi" && IsQuantized(*ParseAlgorithm(a)) && a != "naive_fp8";
-    if (!q) {
-      configs.push_back({a, Phases::kRSAG, a == "naive_fp8"});
-      continue;
-    }
-    for (const std::string& cs : Split(s.codec)) {
-      const auto codec = ParseCodec(cs);
-      if (!codec) {
-        std::fprintf(stderr, "equarx-perf: unknown codec '%s'\n", cs.c_str());
+    AllReduceOptions base;
+    base.seed = s.seed;
+    if (a != "mpi") base.algorithm = *ParseAlgorithm(a);
+    const bool q = a != "mpi" && a != "ring" && a != "naive_fp8";
+    for (AllReduceOptions o : flags.Expand(base)) {
+      if (!q) {
+        const AllReduceOptions d;
+        o.phases = d.phases;
+        o.codec = d.codec;
+        o.rounding = d.rounding;
+        if (a == "mpi") o = base;
+      }
+      const std::string key = a + "|" + FormatOptions(o);
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      if (Status cs = CheckOptions(o); a != "mpi" && !cs.ok()) {
+        std::fprintf(stderr, "equarx-perf: %s\n", cs.message().c_str());
         return 2;
       }
-      for (const std::string& ph : Split(s.phases)) {
-        auto pp = ParsePhases(ph);
-        if (!pp) {
-          std::fprintf(stderr, "equarx-perf: unknown phases '%s'\n", ph.c_str());
-          return 2;
-        }
-        configs.push_back({a, *pp, true, ExecutionMode::kNormal, *codec});
-        if (s.overlap) {
-          configs.push_back({a, *pp, true, ExecutionMode::kWireOnly, *codec});
-          configs.push_back({a, *pp, true, ExecutionMode::kCodecOnly, *codec});
-        }
+      configs.push_back({a, o, q});
+      if (s.overlap && q) {
+        o.mode = ExecutionMode::kWireOnly;
+        configs.push_back({a, o, q});
+        o.mode = ExecutionMode::kCodecOnly;
+        configs.push_back({a, o, q});
       }
     }
   }
-  if (!ParseDType(s.dtype) || !tools::ParseDistribution(s.dist) || !ParseRounding(s.rounding) ||
+  if (!ParseDType(s.dtype) || !tools::ParseDistribution(s.dist) ||
       s.factor < 2 || s.min_bytes == 0 || s.min_bytes > s.max_bytes || s.iters == 0 ||
       s.ranks < 1 || s.ranks > 4096) {
-    std::fprintf(stderr, "equarx-perf: bad dtype, data, rounding, sizes, iterations or ranks\n");
+    std::fprintf(stderr, "equarx-perf: bad dtype, data, sizes, iterations or ranks\n");
     return 2;
   }
   auto body = [&](World& w) { Body(s, configs, w); };

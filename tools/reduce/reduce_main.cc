@@ -1,9 +1,9 @@
 // equarx-reduce — AllReduce of .npy files with an N-rank in-process group.
 //
-//   equarx-reduce [--algo A] [--phases P] [--codec C] [--block B] [--microshards M]
-//                 [--rounding nearest|stochastic] [--seed S] [--stats]
-//                 [--residual-in R0.npy,R1.npy,...] [--residual-out PREFIX]
+//   equarx-reduce [--algo A] [--phases P] [--codec C] [--block B] [--rotation R] [...]
+//                 [--stats] [--residual-in R0.npy,R1.npy,...] [--residual-out PREFIX]
 //                 [--dtype bf16|f16|f32] --out OUT.npy IN0.npy ... IN{N-1}.npy
+// Every AllReduce option of the library is a flag (tools/common/option_flags.h).
 //
 // Input i is rank i's buffer (float32 or float16 .npy, all the same shape and dtype). The
 // AllReduce runs in `--dtype` (default: the files' dtype): bf16 rounds the inputs to bf16
@@ -30,6 +30,7 @@
 #include "group.h"
 #include "half.h"
 #include "npy.h"
+#include "option_flags.h"
 
 namespace equarx::tools {
 namespace {
@@ -37,30 +38,13 @@ namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 
-std::string TableLines(const EnumInfo* t, size_t n) {
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    std::string name(t[i].name);
-    if (name.size() < 12) name.append(12 - name.size(), ' ');
-    s += "    " + name + " " + std::string(t[i].description) + "\n";
-  }
-  return s;
-}
-
 std::string HelpText(const ArgParser& p) {
-  size_t na, np, nc, nr;
-  const EnumInfo* a = AlgorithmTable(&na);
-  const EnumInfo* ph = PhasesTable(&np);
-  const EnumInfo* c = CodecTable(&nc);
-  const EnumInfo* ro = RoundingTable(&nr);
   return p.Help() +
          "\nRuns an N-rank in-process AllReduce of the N input arrays (rank i gets IN_i) and\n"
          "writes rank 0's result. Inputs: float32 ('<f4') or float16 ('<f2') .npy, same shape.\n"
          "--dtype bf16 rounds the inputs to bf16 and writes float32 holding the bf16 results.\n"
-         "Exit status: 0 ok, 1 runtime error, 2 usage error.\n\nalgorithms (--algo):\n" +
-         TableLines(a, na) + "\nphases (--phases):\n" + TableLines(ph, np) +
-         "\ncodecs (--codec):\n" + TableLines(c, nc) + "\nroundings (--rounding):\n" +
-         TableLines(ro, nr);
+         "Exit status: 0 ok, 1 runtime error, 2 usage error.\n" +
+         OptionFlags::ValuesHelp();
 }
 
 int Usage(const std::string& msg) {
@@ -97,51 +81,24 @@ void ToRunDType(const NpyArray& a, DType run, std::vector<uint8_t>* buf) {
 }
 
 int Main(int argc, char** argv) {
-  const AllReduceOptions defaults;
-  std::string algo_s(AlgorithmName(defaults.algorithm)), phases_s(PhasesName(defaults.phases)),
-      codec_s(CodecName(defaults.codec)), rounding_s(RoundingName(defaults.rounding)), dtype_s,
-      out_path, residual_in, residual_out;
-  size_t block = kDefaultBlock, microshards = 0;
-  uint64_t timeout_ms = 0, seed = 0;
+  std::string dtype_s, out_path, residual_in, residual_out;
   bool print_stats = false;
   ArgParser p("equarx-reduce", "[options] --out OUT.npy IN0.npy [IN1.npy ...]");
-  p.AddString("algo", &algo_s, "algorithm (default " + algo_s + "; see below)", "A");
-  p.AddString("phases", &phases_s, "quantized phases: rs, ag, rs+ag (default " + phases_s + ")", "P");
-  p.AddString("codec", &codec_s, "wire codec (default " + codec_s + ")", "C");
-  p.AddSize("block", &block, "elements per scale block (default " + std::to_string(kDefaultBlock) + ")", "B");
-  p.AddSize("microshards", &microshards, "pipeline pieces per shard (0 = library default)", "M");
-  p.AddString("rounding", &rounding_s, "nearest or stochastic (int8/int4 only; default nearest)", "R");
-  p.AddUint("seed", &seed, "seed of stochastic rounding (default 0): same seed, same bits", "S");
+  OptionFlags flags(&p);
   p.AddFlag("stats", &print_stats, "print each rank's encode telemetry (estimated error, clips)");
   p.AddString("residual-in", &residual_in,
               "error feedback: comma list of one float32 .npy residual per rank (default zeros)", "LIST");
   p.AddString("residual-out", &residual_out,
               "error feedback: write rank r's new residual to PREFIX<r>.npy", "PREFIX");
   p.AddString("dtype", &dtype_s, "bf16|f16|f32: dtype of the AllReduce (default: the files')", "T");
-  p.AddUint("timeout-ms", &timeout_ms, "per-call deadline in ms (0 = library default)", "MS");
   p.AddString("out", &out_path, "output .npy file (rank 0's result)", "OUT");
   if (Status s = p.Parse(argc, argv); !s.ok()) return Usage(s.message());
   if (p.help_requested()) {
     std::fputs(HelpText(p).c_str(), stdout);
     return 0;
   }
-  AllReduceOptions opt;
-  const auto algo = ParseAlgorithm(algo_s);
-  if (!algo) return Usage("unknown algorithm '" + algo_s + "'");
-  const auto phases = ParsePhases(phases_s);
-  if (!phases) return Usage("unknown phases '" + phases_s + "' (rs, ag or rs+ag)");
-  const auto codec = ParseCodec(codec_s);
-  if (!codec) return Usage("unknown codec '" + codec_s + "'");
-  const auto rounding = ParseRounding(rounding_s);
-  if (!rounding) return Usage("unknown rounding '" + rounding_s + "' (nearest or stochastic)");
-  if (*rounding == Rounding::kStochastic && !SupportsStochasticRounding(*codec))
-    return Usage("--rounding stochastic needs an integer codec (int8, int4), not " + codec_s);
-  if (block < kMinBlock || block > kMaxBlock)
-    return Usage("--block " + std::to_string(block) + " is out of range [" +
-                 std::to_string(kMinBlock) + ", " + std::to_string(kMaxBlock) + "]");
-  if (microshards > kMaxMicroshards)
-    return Usage("--microshards " + std::to_string(microshards) + " exceeds " + std::to_string(kMaxMicroshards));
-  if (timeout_ms > 0xFFFFFFFFull) return Usage("--timeout-ms is too large");
+  const AllReduceOptions opt = flags.Options();
+  if (Status st = CheckOptions(opt); !st.ok()) return Usage(st.message());
   std::optional<DType> dtype_opt;
   if (!dtype_s.empty()) {
     dtype_opt = ParseDType(dtype_s);
@@ -151,14 +108,6 @@ int Main(int argc, char** argv) {
   const std::vector<std::string>& inputs = p.positional();
   if (inputs.empty()) return Usage("no input files (one .npy per rank)");
   if (inputs.size() > 4096) return Usage("too many inputs (at most 4096 ranks)");
-  opt.algorithm = *algo;
-  opt.phases = *phases;
-  opt.codec = *codec;
-  opt.rounding = *rounding;
-  opt.seed = seed;
-  opt.block = block;
-  opt.microshards = microshards;
-  opt.timeout_ms = uint32_t(timeout_ms);
 
   // Read and convert one file at a time, so only one file-sized copy is alive at once.
   const int ranks = int(inputs.size());
@@ -258,13 +207,9 @@ int Main(int argc, char** argv) {
     }
   }
 
-  std::printf("equarx-reduce: %d ranks, %zu elements %s, dtype %s, algo %s, phases %s, codec %s, block %zu, "
-              "rounding %s",
+  std::printf("equarx-reduce: %d ranks, %zu elements %s, dtype %s, options %s",
               ranks, count, ShapeString(shape).c_str(), std::string(DTypeName(run)).c_str(),
-              std::string(AlgorithmName(opt.algorithm)).c_str(),
-              std::string(PhasesName(opt.phases)).c_str(), std::string(CodecName(opt.codec)).c_str(),
-              opt.block, std::string(RoundingName(opt.rounding)).c_str());
-  if (opt.rounding == Rounding::kStochastic) std::printf(" (seed %llu)", static_cast<unsigned long long>(seed));
+              FormatOptions(opt).c_str());
   std::printf("%s\n", feedback ? ", error feedback" : "");
   std::printf("wire bytes per rank:");
   for (size_t r = 0; r < res.bytes_sent.size(); ++r)
