@@ -4,14 +4,18 @@
 //   equarx-gemma3 tokenize --model GGUF --prompt TEXT
 //   equarx-gemma3 logits   --model GGUF --prompt TEXT [--tp N] [--top K] [reduce options]
 //   equarx-gemma3 eval     --model GGUF --text FILE[,FILE...] --tp N [reduce options]
-//                          [--tokens T] [--chunks C] [--sweep] [--json OUT]
+//                          [--tokens T] [--chunks C] [--sweep] [--baselines] [--json OUT]
+//                          [--dump-activations DIR [--dump-layers L,L,...]]
 //   equarx-gemma3 bench    --model GGUF --tp N [--tokens 512,1024,2048] [--reps R] [--sweep]
 //                          [--threads N] [--json OUT]
 //   mpirun -np N equarx-gemma3 bench ...   one rank per process (the data path from
 //                          EQUARX_DATA_PATH); only bench runs under mpirun
-// Reduce options: --algo ring|full|full_bidir|semi|two_shot|naive_fp8 --phases rs|ag|rs+ag
-//                 --codec int8|int4|fp8_e4m3|fp8_e5m2 --block B --dtype f32|bf16
+// Reduce options: every AllReduce option of the library (--algo, --phases, --codec, --block,
+// --rotation, ...; tools/common/option_flags.h) plus --dtype f32|bf16 (what the activations are
+// cast to for the AllReduce). In eval and bench each takes a comma list, and the runs sweep
+// their product. The default algorithm here is the unquantized ring.
 // "Exact" in eval is the single-rank (TP-1) f32 forward pass: no AllReduce at all.
+// Unknown flags, missing values and malformed numbers are errors (exit 2).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -22,57 +26,102 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "eval.h"
 #include "gemm.h"
 #include "gguf.h"
 #include "launch.h"
 #include "model.h"
 #include "mpi_runner.h"
+#include "option_flags.h"
 #include "runner.h"
 #include "stats.h"
 #include "tokenizer.h"
 
 using namespace gemma3;
+using equarx::tools::ArgParser;
+using equarx::tools::OptionFlags;
 
 namespace {
 
+constexpr const char* kCommands = "info|tokenize|logits|eval|bench";
+
+// The flags of one command, parsed. Reduce options and --dtype are registered when `reduce`.
 struct Args {
-  std::string command;
-  std::map<std::string, std::string> kv;
-  std::string Get(const std::string& k, const std::string& def = "") const {
-    auto it = kv.find(k);
-    return it == kv.end() ? def : it->second;
-  }
-  bool Has(const std::string& k) const { return kv.count(k) > 0; }
-  long Int(const std::string& k, long def) const { return Has(k) ? std::atol(Get(k).c_str()) : def; }
+  std::string command, model, prompt, text, json, dump_dir, dump_layers, dtypes = "f32";
+  std::string tokens;
+  uint64_t tp = 0, top = 10, chunks = 1, reps = 3, threads = 0;
+  bool sweep = false, baselines = false, quiet = false;
+  std::unique_ptr<ArgParser> parser;
+  std::unique_ptr<OptionFlags> flags;
+  bool Given(const char* name) const { return parser->seen(name); }
 };
 
-int Usage() {
-  std::fprintf(stderr,
-               "usage: equarx-gemma3 info|tokenize|logits|eval|bench --model GGUF [options]\n"
-               "  eval:  --text FILE[,FILE] --tp N [--algo A --phases P --codec C --block B --dtype f32|bf16]\n"
-               "         [--tokens T (512)] [--chunks C (1)] [--sweep] [--json OUT]\n"
-               "  bench: --tp N [--tokens 512,1024,2048] [--reps R (3)] [--sweep] [--json OUT]\n"
-               "         under mpirun: one rank per process, [--threads N] GEMM threads per rank\n"
-               "  logits/tokenize: --prompt TEXT [--tp N] [--top K]\n"
-               "  exact = TP-1 f32 forward (no AllReduce)\n");
-  return 2;
-}
-
-bool ParseArgs(int argc, char** argv, Args* a) {
-  if (argc < 2) return false;
-  a->command = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string s = argv[i];
-    if (s.rfind("--", 0) != 0) return false;
-    s = s.substr(2);
-    auto eq = s.find('=');
-    if (eq != std::string::npos) { a->kv[s.substr(0, eq)] = s.substr(eq + 1); continue; }
-    if (s == "sweep" || s == "quiet") { a->kv[s] = "1"; continue; }
-    if (i + 1 >= argc) return false;
-    a->kv[s] = argv[++i];
+// Parses argv[2..] for `command`; returns 0 to go on, else the exit status (help: 0 printed).
+int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
+  *stop = true;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: equarx-gemma3 %s --model GGUF [options] (--help for more)\n", kCommands);
+    return 2;
   }
-  return true;
+  a->command = argv[1];
+  const std::string c = a->command;
+  if (c == "--help" || c == "-h") {
+    std::printf("usage: equarx-gemma3 %s --model GGUF [options]; equarx-gemma3 COMMAND --help\n", kCommands);
+    return 0;
+  }
+  if (c != "info" && c != "tokenize" && c != "logits" && c != "eval" && c != "bench") {
+    std::fprintf(stderr, "equarx-gemma3: unknown command '%s' (%s)\n", c.c_str(), kCommands);
+    return 2;
+  }
+  a->parser = std::make_unique<ArgParser>("equarx-gemma3 " + c, "--model GGUF [options]");
+  ArgParser& p = *a->parser;
+  p.AddString("model", &a->model, "the GGUF file (default $EQUARX_GEMMA3_MODEL; scripts/fetch_model.sh)", "GGUF");
+  const bool reduce = c == "logits" || c == "eval" || c == "bench";
+  if (c == "tokenize" || c == "logits") p.AddString("prompt", &a->prompt, "the text", "TEXT");
+  if (reduce) {
+    p.AddUint("tp", &a->tp, "tensor-parallel ranks (in-process; under mpirun the world size)");
+    // In eval and bench every reduce option takes a comma list (a sweep).
+    equarx::AllReduceOptions defaults;
+    defaults.algorithm = equarx::Algorithm::kRing;  // the app's default: the unquantized ring
+    a->flags = std::make_unique<OptionFlags>(&p, c != "logits", std::set<std::string>{}, defaults);
+    p.AddString("dtype", &a->dtypes, "what the activations are cast to for the AllReduce: f32 or bf16"
+                                     " (comma list in eval/bench; default f32)", "T");
+  }
+  if (c == "logits") p.AddUint("top", &a->top, "how many top tokens to print (default 10)");
+  if (c == "eval") {
+    p.AddString("text", &a->text, "comma list of text files", "FILES");
+    p.AddString("tokens", &a->tokens, "tokens per chunk, BOS included (default 512)", "T");
+    p.AddUint("chunks", &a->chunks, "chunks per text, from its start (default 1)");
+    p.AddFlag("baselines", &a->baselines, "add the unquantized f32 and bf16 rings as rows");
+    p.AddFlag("quiet", &a->quiet, "no progress lines on stderr");
+    p.AddString("dump-activations", &a->dump_dir,
+                "write every AllReduce operand of the dumped layers, one .npy per rank", "DIR");
+    p.AddString("dump-layers", &a->dump_layers, "layers to dump (default all)", "L,L");
+  }
+  if (c == "bench") {
+    p.AddString("tokens", &a->tokens, "comma list of prompt lengths (default 512,1024,2048)", "T,T");
+    p.AddUint("reps", &a->reps, "timed passes per configuration after one warm-up (default 3)");
+    p.AddUint("threads", &a->threads, "GEMM threads per rank under mpirun (0 = the cores)");
+  }
+  if (c == "eval" || c == "bench") {
+    p.AddFlag("sweep", &a->sweep, "the preset table of configurations (see docs/gemma3.md)");
+    p.AddString("json", &a->json, "write the rows as JSON", "FILE");
+  }
+  if (equarx::Status st = p.Parse(argc - 1, argv + 1); !st.ok()) {
+    std::fprintf(stderr, "equarx-gemma3 %s: %s\n", c.c_str(), st.message().c_str());
+    return 2;
+  }
+  if (p.help_requested()) {
+    std::printf("%s%s", p.Help().c_str(), reduce ? OptionFlags::ValuesHelp().c_str() : "");
+    return 0;
+  }
+  if (!p.positional().empty()) {
+    std::fprintf(stderr, "equarx-gemma3 %s: unexpected argument '%s'\n", c.c_str(), p.positional()[0].c_str());
+    return 2;
+  }
+  *stop = false;
+  return 0;
 }
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -84,16 +133,27 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
-bool ReduceFromArgs(const Args& a, ReduceConfig* rc, std::string* error) {
-  auto algo = equarx::ParseAlgorithm(a.Get("algo", "ring"));
-  auto phases = equarx::ParsePhases(a.Get("phases", "rs+ag"));
-  auto codec = equarx::ParseCodec(a.Get("codec", "int8"));
-  if (!algo || !phases || !codec) { *error = "bad --algo/--phases/--codec"; return false; }
-  rc->options.algorithm = *algo;
-  rc->options.phases = *phases;
-  rc->options.codec = *codec;
-  rc->options.block = static_cast<size_t>(a.Int("block", static_cast<long>(equarx::kDefaultBlock)));
-  rc->bf16 = a.Get("dtype", "f32") == "bf16";
+// The reduce configurations the flags ask for: the product of the option lists and dtypes.
+// The app's default algorithm is the unquantized ring.
+bool ReduceConfigs(const Args& a, std::vector<ReduceConfig>* out, std::string* error) {
+  equarx::AllReduceOptions base;
+  base.algorithm = equarx::Algorithm::kRing;
+  std::vector<bool> bf16;
+  for (const std::string& d : Split(a.dtypes, ',')) {
+    if (d != "f32" && d != "bf16") { *error = "--dtype: expected f32 or bf16, got '" + d + "'"; return false; }
+    bf16.push_back(d == "bf16");
+  }
+  if (bf16.empty()) { *error = "--dtype is empty"; return false; }
+  out->clear();
+  for (const equarx::AllReduceOptions& o : a.flags->Expand(base)) {
+    if (equarx::Status st = equarx::CheckOptions(o); !st.ok()) { *error = st.message(); return false; }
+    for (bool b : bf16) {
+      ReduceConfig rc;
+      rc.options = o;
+      rc.bf16 = b;
+      out->push_back(rc);
+    }
+  }
   return true;
 }
 
@@ -123,7 +183,8 @@ struct Loaded {
 
 bool LoadModel(const Args& a, Loaded* m) {
   std::string err;
-  std::string path = a.Get("model", std::getenv("EQUARX_GEMMA3_MODEL") ? std::getenv("EQUARX_GEMMA3_MODEL") : "");
+  std::string path = !a.model.empty() ? a.model
+                     : std::getenv("EQUARX_GEMMA3_MODEL") ? std::getenv("EQUARX_GEMMA3_MODEL") : "";
   if (path.empty()) { std::fprintf(stderr, "--model GGUF is required (see scripts/fetch_model.sh)\n"); return false; }
   if (!m->file.Open(path, &err) || !m->config.Read(m->file, &err) || !m->tok.Load(m->file, &err)) {
     std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
@@ -151,7 +212,7 @@ int CmdInfo(const Args& a) {
 int CmdTokenize(const Args& a) {
   Loaded m;
   if (!LoadModel(a, &m)) return 1;
-  auto ids = m.tok.Encode(a.Get("prompt"));
+  auto ids = m.tok.Encode(a.prompt);
   for (int32_t id : ids) std::printf("%d ", id);
   std::printf("\n%s\n", m.tok.Decode(ids).c_str());
   return 0;
@@ -160,17 +221,18 @@ int CmdTokenize(const Args& a) {
 int CmdLogits(const Args& a) {
   Loaded m;
   if (!LoadModel(a, &m)) return 1;
-  ReduceConfig rc;
+  std::vector<ReduceConfig> rcs;
   std::string err;
-  if (!ReduceFromArgs(a, &rc, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 2; }
+  if (!ReduceConfigs(a, &rcs, &err)) { std::fprintf(stderr, "equarx-gemma3 logits: %s\n", err.c_str()); return 2; }
+  const ReduceConfig rc = rcs.front();
   InProcessRunner run;
   LmHead head;
-  if (!run.Load(m.file, m.config, static_cast<int>(a.Int("tp", 1)), &err) ||
+  if (!run.Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : 1, &err) ||
       !head.Load(m.file, m.config, HardwareThreads(), &err)) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 1;
   }
-  auto ids = m.tok.Encode(a.Get("prompt"));
+  auto ids = m.tok.Encode(a.prompt);
   std::vector<float> hidden;
   RunStats st;
   if (!run.Forward(ids, rc, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
@@ -178,7 +240,7 @@ int CmdLogits(const Args& a) {
   head.Logits(hidden.data() + (ids.size() - 1) * m.config.d_model, 1, logits.data(), 1);
   std::vector<int> order(logits.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  size_t k = static_cast<size_t>(a.Int("top", 10));
+  size_t k = std::min<size_t>(a.top, order.size());
   std::partial_sort(order.begin(), order.begin() + k, order.end(),
                     [&](int x, int y) { return logits[x] > logits[y]; });
   std::printf("tokens:");
@@ -199,13 +261,23 @@ std::string ReadFile(const std::string& path) {
 int CmdEval(const Args& a) {
   Loaded m;
   if (!LoadModel(a, &m)) return 1;
-  ReduceConfig base;
   std::string err;
-  if (!ReduceFromArgs(a, &base, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 2; }
-  const int tp = static_cast<int>(a.Int("tp", 2));
-  const size_t T = static_cast<size_t>(a.Int("tokens", 512));
-  const size_t chunks = static_cast<size_t>(a.Int("chunks", 1));
-  std::vector<ReduceConfig> configs = a.Has("sweep") ? Sweep(base) : std::vector<ReduceConfig>{base};
+  std::vector<ReduceConfig> configs;
+  if (!ReduceConfigs(a, &configs, &err)) { std::fprintf(stderr, "equarx-gemma3 eval: %s\n", err.c_str()); return 2; }
+  if (a.sweep) configs = Sweep(configs.front());
+  if (a.baselines) {  // the unquantized rings first: f32 (float noise) and bf16 (the paper's baseline)
+    ReduceConfig ring;
+    ring.options.algorithm = equarx::Algorithm::kRing;
+    ReduceConfig ring_bf16 = ring;
+    ring_bf16.bf16 = true;
+    configs.insert(configs.begin(), {ring, ring_bf16});
+  }
+  const int tp = a.tp ? static_cast<int>(a.tp) : 2;
+  const long tokens = a.tokens.empty() ? 512 : std::atol(a.tokens.c_str());
+  if (tokens < 2 || a.chunks < 1) { std::fprintf(stderr, "equarx-gemma3 eval: --tokens must be >= 2, --chunks >= 1\n"); return 2; }
+  const size_t T = static_cast<size_t>(tokens), chunks = static_cast<size_t>(a.chunks);
+  std::vector<int> dump_layers;
+  for (const std::string& l : Split(a.dump_layers, ',')) dump_layers.push_back(std::atoi(l.c_str()));
   InProcessRunner exact_run, run;
   LmHead head;
   const int hw = HardwareThreads();
@@ -216,8 +288,8 @@ int CmdEval(const Args& a) {
   }
   std::vector<QualityAccum> acc(configs.size());
   std::vector<char> agree(configs.size(), 1);
-  auto texts = Split(a.Get("text"), ',');
-  if (texts.empty()) { std::fprintf(stderr, "--text FILE is required\n"); return 2; }
+  auto texts = Split(a.text, ',');
+  if (texts.empty()) { std::fprintf(stderr, "equarx-gemma3 eval: --text FILE is required\n"); return 2; }
   size_t total_chunks = 0;
   for (const auto& path : texts) {
     std::string text = ReadFile(path);
@@ -232,43 +304,67 @@ int CmdEval(const Args& a) {
       if (!exact_run.Forward(ids, none, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
       ExactChunk exact;
       ComputeExact(head, hidden, ids, hw, &exact);
+      if (!a.dump_dir.empty()) {  // the operands of the unquantized f32 ring, one file per rank
+        ReduceConfig dump;
+        dump.options.algorithm = equarx::Algorithm::kRing;
+        dump.dump_prefix = a.dump_dir + "/chunk" + std::to_string(total_chunks) + "_";
+        dump.dump_layers = dump_layers;
+        if (!run.Forward(ids, dump, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+      }
       for (size_t i = 0; i < configs.size(); ++i) {
-        if (!run.Forward(ids, configs[i], &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+        const ReduceConfig& rc = configs[i];
+        if (!run.Forward(ids, rc, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
         agree[i] &= st.ranks_agree;
         CompareRun(head, exact, hidden, hw, &acc[i]);
       }
       ++total_chunks;
-      std::fprintf(stderr, "  %s chunk %zu done\n", path.c_str(), c);
+      if (!a.quiet) std::fprintf(stderr, "  %s chunk %zu done\n", path.c_str(), c);
     }
   }
   if (total_chunks == 0) { std::fprintf(stderr, "texts shorter than --tokens\n"); return 1; }
+  // Wire bytes per rank of one AllReduce of a chunk, relative to the bf16 ring's.
+  const size_t count = T * size_t(m.config.d_model);
+  equarx::AllReduceOptions ring;
+  ring.algorithm = equarx::Algorithm::kRing;
+  const double ring_bf16_bytes =
+      double(equarx::Communicator::WireBytesPerRank(count, equarx::DType::kBFloat16, tp, ring));
   std::printf("model %s  tp %d  %zu chunk(s) of %zu tokens  exact = TP-1 f32 (no AllReduce)\n",
               m.config.arch.c_str(), tp, total_chunks, T);
-  std::printf("%-32s %10s %10s %9s %8s %11s %10s %6s\n", "config", "ppl_exact", "ppl", "dppl_%",
-              "top1_%", "mean_KL", "max_KL", "agree");
+  std::printf("%-40s %10s %10s %9s %8s %11s %10s %6s %6s\n", "config", "ppl_exact", "ppl", "dppl_%",
+              "top1_%", "mean_KL", "max_KL", "wire", "agree");
   std::string json = "{\"tp\": " + std::to_string(tp) + ", \"tokens\": " + std::to_string(T) +
-                     ", \"chunks\": " + std::to_string(total_chunks) + ", \"texts\": \"" + a.Get("text") +
+                     ", \"chunks\": " + std::to_string(total_chunks) + ", \"texts\": \"" + a.text +
                      "\", \"exact\": \"tp1_f32\", \"results\": [";
   for (size_t i = 0; i < configs.size(); ++i) {
     const QualityAccum& q = acc[i];
-    double dppl = (q.Perplexity() / q.PerplexityExact() - 1) * 100;
-    std::printf("%-32s %10.4f %10.4f %+9.4f %8.3f %11.3e %10.3e %6s\n", configs[i].Name().c_str(),
+    const ReduceConfig& rc = configs[i];
+    const double dppl = (q.Perplexity() / q.PerplexityExact() - 1) * 100;
+    const double wire = double(equarx::Communicator::WireBytesPerRank(
+                            count, rc.bf16 ? equarx::DType::kBFloat16 : equarx::DType::kFloat32, tp,
+                            rc.options)) / ring_bf16_bytes;
+    std::printf("%-40s %10.4f %10.4f %+9.4f %8.3f %11.3e %10.3e %6.3f %6s\n", rc.Name().c_str(),
                 q.PerplexityExact(), q.Perplexity(), dppl, 100 * q.Top1Agreement(), q.MeanKl(), q.kl_max,
-                agree[i] ? "yes" : "NO");
-    char buf[512];
+                wire, agree[i] ? "yes" : "NO");
+    char buf[1024];
     std::snprintf(buf, sizeof buf,
                   "%s{\"config\": \"%s\", \"algo\": \"%s\", \"phases\": \"%s\", \"block\": %zu, "
+                  "\"options\": \"%s\", \"dtype\": \"%s\", \"wire_vs_bf16_ring\": %.6f, "
                   "\"positions\": %zu, \"ppl_exact\": %.6f, \"ppl\": %.6f, \"top1\": %.6f, "
                   "\"kl_mean\": %.6e, \"kl_max\": %.6e, \"ranks_agree\": %s}",
-                  i ? ", " : "", configs[i].Name().c_str(),
-                  std::string(equarx::AlgorithmName(configs[i].options.algorithm)).c_str(),
-                  std::string(equarx::PhasesName(configs[i].options.phases)).c_str(), configs[i].options.block,
+                  i ? ", " : "", rc.Name().c_str(),
+                  std::string(equarx::AlgorithmName(rc.options.algorithm)).c_str(),
+                  std::string(equarx::PhasesName(rc.options.phases)).c_str(), rc.options.block,
+                  equarx::FormatOptions(rc.options).c_str(), rc.bf16 ? "bf16" : "f32", wire,
                   q.positions, q.PerplexityExact(), q.Perplexity(), q.Top1Agreement(), q.MeanKl(), q.kl_max,
                   agree[i] ? "true" : "false");
     json += buf;
   }
   json += "]}\n";
-  if (a.Has("json")) std::ofstream(a.Get("json")) << json;
+  if (!a.json.empty()) {
+    std::ofstream out(a.json);
+    out << json;
+    if (!out) { std::fprintf(stderr, "cannot write %s\n", a.json.c_str()); return 1; }
+  }
   return 0;
 }
 
@@ -278,13 +374,13 @@ int CmdEval(const Args& a) {
 int CmdBench(const Args& a, const MpiSession* mpi) {
   Loaded m;
   if (!LoadModel(a, &m)) return 1;
-  ReduceConfig base;
+  std::vector<ReduceConfig> configs;
   std::string err;
-  if (!ReduceFromArgs(a, &base, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 2; }
-  const int reps = static_cast<int>(a.Int("reps", 3));
+  if (!ReduceConfigs(a, &configs, &err)) { std::fprintf(stderr, "equarx-gemma3 bench: %s\n", err.c_str()); return 2; }
+  const ReduceConfig base = configs.front();
+  const int reps = static_cast<int>(a.reps);
   if (reps < 1) { std::fprintf(stderr, "--reps must be at least 1\n"); return 2; }
-  std::vector<ReduceConfig> configs{base};
-  if (a.Has("sweep")) {
+  if (a.sweep) {
     // The bf16 ring (what a bf16 model sends unquantized) against the int8 EQuARX schedules,
     // all taking the same bf16 activations.
     configs.clear();
@@ -301,19 +397,19 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
   std::unique_ptr<Runner> runner;
   const bool root = !mpi || mpi->rank() == 0;
   if (mpi) {
-    if (a.Has("tp") && a.Int("tp", 0) != mpi->size()) {
-      if (root) std::fprintf(stderr, "--tp %ld differs from the number of MPI processes (%d)\n", a.Int("tp", 0), mpi->size());
+    if (a.Given("tp") && int(a.tp) != mpi->size()) {
+      if (root) std::fprintf(stderr, "--tp %d differs from the number of MPI processes (%d)\n", int(a.tp), mpi->size());
       return 2;
     }
     auto r = std::make_unique<MpiRunner>();
-    if (!r->Load(m.file, m.config, static_cast<int>(a.Int("threads", 0)), &err)) {
+    if (!r->Load(m.file, m.config, static_cast<int>(a.threads), &err)) {
       std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
       return 1;
     }
     runner = std::move(r);
   } else {
     auto r = std::make_unique<InProcessRunner>();
-    if (!r->Load(m.file, m.config, static_cast<int>(a.Int("tp", 4)), &err)) {
+    if (!r->Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : 4, &err)) {
       std::fprintf(stderr, "%s\n", err.c_str());
       return 1;
     }
@@ -327,7 +423,7 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
     std::printf("%-36s %7s %10s %10s %8s %9s %6s\n", "config", "tokens", "prefill_s", "reduce_s", "reduce%",
                 "GFLOP/s", "agree");
   std::string jsonl;
-  for (const auto& tstr : Split(a.Get("tokens", "512,1024,2048"), ',')) {
+  for (const auto& tstr : Split(a.tokens.empty() ? "512,1024,2048" : a.tokens, ',')) {
     const long tl = std::atol(tstr.c_str());
     if (tl < 2) { if (root) std::fprintf(stderr, "bad --tokens entry '%s'\n", tstr.c_str()); return 2; }
     const size_t T = static_cast<size_t>(tl);
@@ -370,10 +466,10 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
       jsonl += buf;
     }
   }
-  if (root && a.Has("json")) {
-    std::ofstream out(a.Get("json"));
+  if (root && !a.json.empty()) {
+    std::ofstream out(a.json);
     out << jsonl;
-    if (!out) { std::fprintf(stderr, "cannot write %s\n", a.Get("json").c_str()); return 1; }
+    if (!out) { std::fprintf(stderr, "cannot write %s\n", a.json.c_str()); return 1; }
   }
   return 0;
 }
@@ -388,7 +484,8 @@ int main(int argc, char** argv) {
     if (!mpi->ok()) { std::fprintf(stderr, "equarx-gemma3: MPI_Init failed\n"); return 1; }
   }
   Args a;
-  if (!ParseArgs(argc, argv, &a)) return Usage();
+  bool stop = false;
+  if (const int rc = ParseArgs(argc, argv, &a, &stop); stop) return rc;
   if (mpi && a.command != "bench") {
     if (mpi->rank() == 0)
       std::fprintf(stderr, "equarx-gemma3: under mpirun only 'bench' runs (one rank per process); "
@@ -399,6 +496,5 @@ int main(int argc, char** argv) {
   if (a.command == "info") return CmdInfo(a);
   if (a.command == "tokenize") return CmdTokenize(a);
   if (a.command == "logits") return CmdLogits(a);
-  if (a.command == "eval") return CmdEval(a);
-  return Usage();
+  return CmdEval(a);
 }

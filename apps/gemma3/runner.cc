@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "dequant.h"
+#include "npy.h"
 
 namespace gemma3 {
 
@@ -17,18 +18,52 @@ int HardwareThreads() {
 std::string ReduceConfig::Name() const {
   std::string s(equarx::AlgorithmName(options.algorithm));
   if (equarx::IsQuantized(options.algorithm) && options.algorithm != equarx::Algorithm::kNaiveFp8) {
-    s += " " + std::string(equarx::PhasesName(options.phases)) + " " +
-         std::string(equarx::CodecName(options.codec)) + " B" + std::to_string(options.block);
+    s.append(" ").append(equarx::PhasesName(options.phases)).append(" ");
+    s.append(equarx::CodecName(options.codec)).append(" B").append(std::to_string(options.block));
   }
+  // The rotation as it runs (default resolves per codec; the ring only rotates when asked).
+  equarx::Rotation r = options.rotation;
+  if (r == equarx::Rotation::kDefault)
+    r = equarx::IsQuantized(options.algorithm) && options.algorithm != equarx::Algorithm::kNaiveFp8
+            ? equarx::DefaultRotation(options.codec) : equarx::Rotation::kNone;
+  if (r == equarx::Rotation::kHadamard) s += " hadamard";
+  if (options.rounding == equarx::Rounding::kStochastic) s += " sr";
   s += bf16 ? " (bf16 in)" : " (f32 in)";
   return s;
 }
 
+namespace {
+
+// Writes one AllReduce operand: PREFIX L<layer>_<attn|mlp>_rank<r>.npy, f32, 1-D (T * d).
+bool DumpOperand(const ReduceConfig& rc, int call, int rank, const float* buf, size_t n, std::string* error) {
+  const int layer = call / 2;
+  if (!rc.dump_layers.empty() &&
+      std::find(rc.dump_layers.begin(), rc.dump_layers.end(), layer) == rc.dump_layers.end())
+    return true;
+  equarx::tools::NpyArray a;
+  a.dtype = equarx::tools::NpyDType::kFloat32;
+  a.shape = {n};
+  a.f32.assign(buf, buf + n);
+  const std::string path = rc.dump_prefix + "L" + std::to_string(layer) + (call % 2 ? "_mlp" : "_attn") +
+                           "_rank" + std::to_string(rank) + ".npy";
+  if (equarx::Status st = equarx::tools::WriteNpy(path, a); !st.ok()) {
+    if (error) *error = st.message();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::string* error) {
   if (!comm || comm->size() == 1) return [](float*, size_t) { return true; };
   auto scratch = std::make_shared<std::vector<uint16_t>>();
+  auto calls = std::make_shared<int>(0);
   auto err = error;
-  return [comm, rc, scratch, err](float* buf, size_t n) {
+  return [comm, rc, scratch, calls, err](float* buf, size_t n) {
+    if (!rc.dump_prefix.empty() && !DumpOperand(rc, (*calls)++, comm->rank(), buf, n,
+                                                comm->rank() == 0 ? err : nullptr))
+      return false;
     equarx::Status st;
     if (rc.bf16) {
       scratch->resize(n);

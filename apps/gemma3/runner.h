@@ -17,7 +17,11 @@ namespace gemma3 {
 struct ReduceConfig {
   equarx::AllReduceOptions options;  ///< algorithm kRing = unquantized
   bool bf16 = false;                 ///< cast activations to bf16 for the AllReduce
-  std::string Name() const;          ///< e.g. "semi rs+ag int8 B64" or "ring f32"
+  /// When not empty, every rank writes the operand of each AllReduce of the layers in
+  /// `dump_layers` (all when empty) to PREFIX L<layer>_<attn|mlp>_rank<r>.npy (f32, 1-D, T * d).
+  std::string dump_prefix;
+  std::vector<int> dump_layers;
+  std::string Name() const;  ///< e.g. "semi rs+ag int8 B64 hadamard (f32 in)" or "ring (bf16 in)"
 };
 
 struct RunStats {

@@ -11,7 +11,7 @@
 
 namespace equarx {
 
-inline constexpr size_t kMinBlock = 32;
+inline constexpr size_t kMinBlock = 16;
 inline constexpr size_t kMaxBlock = 4096;
 inline constexpr size_t kDefaultBlock = 64;
 inline constexpr size_t kMaxMicroshards = 64;

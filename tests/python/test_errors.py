@@ -45,7 +45,7 @@ def test_mismatched_shapes_and_dtypes():
 
 
 def test_library_messages():
-    with pytest.raises(errors.InvalidArgumentError, match=r"block 7 is out of range \[32, 4096\]"):
+    with pytest.raises(errors.InvalidArgumentError, match=r"block 7 is out of range \[16, 4096\]"):
         equarx.allreduce(xs(), block=7)
     with pytest.raises(ValueError, match="unknown algorithm 'nope'.*ring"):
         equarx.allreduce(xs(), algorithm="nope")

@@ -59,7 +59,7 @@ TEST(Options, BadTextIsRefusedWithAMessageAndChangesNothing) {
   o.block = 256;
   const std::pair<const char*, const char*> cases[] = {
       {"blok=64", "unknown option 'blok'"},
-      {"block=7", "block 7 is out of range [32, 4096]"},
+      {"block=7", "block 7 is out of range [16, 4096]"},
       {"block=abc", "not a non-negative integer"},
       {"codec=int3", "unknown codec 'int3' (valid: int8, int4, fp8_e4m3, fp8_e5m2)"},
       {"rotation=fourier", "unknown rotation 'fourier'"},

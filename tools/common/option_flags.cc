@@ -15,23 +15,29 @@ std::string FlagName(std::string_view name) {
 std::string Metavar(const OptionField& f) {
   if (f.kind == OptionKind::kUint) return "N";
   std::string m;
-  for (size_t i = 0; i < f.num_values && i < 4; ++i) m += (i ? "|" : "") + std::string(f.values[i].name);
-  return f.num_values > 4 ? m + "|..." : m;
+  for (size_t i = 0; i < f.num_values && i < 4; ++i) {
+    if (i) m += '|';
+    m.append(f.values[i].name);
+  }
+  if (f.num_values > 4) m += "|...";
+  return m;
 }
 
 }  // namespace
 
-OptionFlags::OptionFlags(ArgParser* p, bool lists, std::set<std::string> skip) : parser_(p) {
+OptionFlags::OptionFlags(ArgParser* p, bool lists, std::set<std::string> skip,
+                         const AllReduceOptions& defaults)
+    : parser_(p) {
   size_t n = 0;
   const OptionField* t = OptionFields(&n);
   for (size_t i = 0; i < n; ++i)
     if (!skip.count(std::string(t[i].name))) slots_.push_back({&t[i], {}});
   bools_ = std::make_unique<bool[]>(slots_.size());
-  const AllReduceOptions defaults;
   for (size_t i = 0; i < slots_.size(); ++i) {
     const OptionField& f = *slots_[i].field;
-    const std::string help = std::string(f.doc) + " (default " + FormatOptionValue(f, f.get(defaults)) +
-                             (lists && f.kind != OptionKind::kBool ? "; a comma list sweeps" : "") + ")";
+    std::string help(f.doc);
+    help.append(" (default ").append(FormatOptionValue(f, f.get(defaults)));
+    help.append(lists && f.kind != OptionKind::kBool ? "; a comma list sweeps)" : ")");
     std::vector<std::string> names = {FlagName(f.name)};
     if (!f.alias.empty()) names.push_back(FlagName(f.alias));
     for (const std::string& name : names) {
@@ -102,7 +108,7 @@ std::string OptionFlags::ValuesHelp() {
   std::string h;
   for (size_t i = 0; i < n; ++i) {
     if (t[i].kind != OptionKind::kEnum) continue;
-    h += "\n" + std::string(t[i].name) + " (--" + FlagName(t[i].name) + "):\n";
+    h.append("\n").append(t[i].name).append(" (--").append(FlagName(t[i].name)).append("):\n");
     for (size_t k = 0; k < t[i].num_values; ++k) {
       std::string name(t[i].values[k].name);
       if (name.size() < 12) name.append(12 - name.size(), ' ');

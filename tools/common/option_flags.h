@@ -21,7 +21,9 @@ namespace equarx::tools {
 class OptionFlags {
  public:
   /// Registers the flags on `p`, except the fields named in `skip` (a tool's own handling).
-  OptionFlags(ArgParser* p, bool lists = false, std::set<std::string> skip = {});
+  /// `defaults` are the values the help text names (what the tool passes as `base`).
+  OptionFlags(ArgParser* p, bool lists = false, std::set<std::string> skip = {},
+              const AllReduceOptions& defaults = {});
 
   /// After Parse: `base` with every flag given applied (for lists, the first value).
   AllReduceOptions Options(AllReduceOptions base = {}) const;

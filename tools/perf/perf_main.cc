@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
   using namespace equarx;
   using namespace equarx::perf;
   Settings s;
-  for (int i = 0; i < argc; ++i) s.command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) s.command.append(i ? " " : "").append(argv[i]);
   tools::ArgParser p("equarx-perf", "AllReduce bandwidth and error, nccl-tests style");
   p.AddSize("minbytes", &s.min_bytes, "-b: smallest size in bytes (K/M/G suffixes)");
   p.AddSize("maxbytes", &s.max_bytes, "-e: largest size in bytes");
@@ -283,7 +283,8 @@ int main(int argc, char** argv) {
         o.rounding = d.rounding;
         if (a == "mpi") o = base;
       }
-      const std::string key = a + "|" + FormatOptions(o);
+      std::string key = a;
+      key.append("|").append(FormatOptions(o));
       if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
       seen.push_back(key);
       if (Status cs = CheckOptions(o); a != "mpi" && !cs.ok()) {
