@@ -52,6 +52,9 @@ typedef enum { equarxRoundNearest = 0, equarxRoundStochastic = 1 } equarxRoundin
 
 /* Rotation before quantizing (equarx::Rotation): default = EQUARX_ROTATION, else the codec's
  * measured default; hadamard = seeded random signs and a Walsh-Hadamard transform per block. */
+/* How each block's scale is stored (equarx::ScaleFormat). */
+typedef enum { equarxScaleF32 = 0, equarxScaleBF16 = 1 } equarxScaleFormat_t;
+
 typedef enum {
   equarxRotationDefault = 0,
   equarxRotationNone = 1,
@@ -77,11 +80,12 @@ typedef struct {
   uint64_t seed;              /* seed of stochastic rounding and of the rotation's signs */
   /* since 0.3: */
   int rotation;               /* equarxRotation_t, default equarxRotationDefault */
+  int scale;                  /* equarxScaleFormat_t, default equarxScaleF32 */
 } equarxConfig_t;
 
 #define EQUARX_CONFIG_INITIALIZER                                                              \
   { sizeof(equarxConfig_t), equarxAlgoFullBidir, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, \
-    0, 1, equarxRoundNearest, 0, equarxRotationDefault }
+    0, 1, equarxRoundNearest, 0, equarxRotationDefault, equarxScaleF32 }
 
 /* Opt-in telemetry of one call on one rank (what this rank's encodes did; estimates from the
  * block scales, see equarx::AllReduceStats). Set `size` (EQUARX_STATS_INITIALIZER) so that

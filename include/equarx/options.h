@@ -32,6 +32,9 @@ struct AllReduceOptions {
   Codec codec = Codec::kInt8;
   /// Elements per scale block, in [kMinBlock, kMaxBlock].
   size_t block = kDefaultBlock;
+  /// How each block's scale is stored: f32 (4 bytes) or bf16 (2 bytes; block 32 with bf16
+  /// scales costs what block 64 with f32 scales costs).
+  ScaleFormat scale = ScaleFormat::kF32;
   /// Rounding of the quantized phases. kStochastic needs an integer codec (int8, int4).
   Rounding rounding = Rounding::kNearest;
   /// Seed of stochastic rounding. The random bits of a value depend only on (seed, the hop

@@ -67,6 +67,12 @@ enum class Rotation : uint8_t {
   kHadamard = 2,  ///< per rotation block: seeded random signs, then a Walsh-Hadamard transform
 };
 
+/// How each block's scale is stored on the wire (docs/wire_format.md).
+enum class ScaleFormat : uint8_t {
+  kF32 = 0,   ///< the f32 scale, 4 bytes per block
+  kBF16 = 1,  ///< the f32 scale rounded up to bf16, 2 bytes per block (same range as f32)
+};
+
 /// Metadata of one enum value: stable id, the name the tools accept, a one-line description.
 struct EnumInfo {
   int id;
@@ -79,11 +85,13 @@ std::string_view PhasesName(Phases p);  ///< "rs", "ag", "rs+ag"
 std::string_view CodecName(Codec c);
 std::string_view RoundingName(Rounding r);  ///< "nearest", "stochastic"
 std::string_view RotationName(Rotation r);  ///< "default", "none", "hadamard"
+std::string_view ScaleFormatName(ScaleFormat s);  ///< "f32", "bf16"
 std::optional<Algorithm> ParseAlgorithm(std::string_view name);
 std::optional<Phases> ParsePhases(std::string_view name);
 std::optional<Codec> ParseCodec(std::string_view name);
 std::optional<Rounding> ParseRounding(std::string_view name);
 std::optional<Rotation> ParseRotation(std::string_view name);
+std::optional<ScaleFormat> ParseScaleFormat(std::string_view name);
 
 /// Every algorithm / phases / codec / rounding value with its description, for --help and
 /// equarx-info.
@@ -92,6 +100,7 @@ const EnumInfo* PhasesTable(size_t* n);
 const EnumInfo* CodecTable(size_t* n);
 const EnumInfo* RoundingTable(size_t* n);
 const EnumInfo* RotationTable(size_t* n);
+const EnumInfo* ScaleFormatTable(size_t* n);
 
 /// Whether a codec supports Rounding::kStochastic (the integer codecs).
 bool SupportsStochasticRounding(Codec c);

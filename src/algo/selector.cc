@@ -3,9 +3,11 @@
 
 namespace equarx::algo {
 
-codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding, uint64_t seed) {
+codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding, uint64_t seed,
+                              ScaleFormat scale) {
   codec::WireSpec w;
   w.block = uint32_t(block);
+  w.scale = scale == ScaleFormat::kBF16 ? codec::kScaleBF16 : codec::kScaleF32;
   w.rounding = rounding == Rounding::kStochastic ? codec::kRoundStochastic : codec::kRoundNearestEven;
   w.seed = seed;
   switch (codec) {
@@ -33,7 +35,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   args.count = count;
   args.ranks = ranks;
   args.phases = phases;
-  args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed);
+  args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed, o.scale);
   args.f32_partials = o.f32_partials;
   Plan p;
   switch (a) {

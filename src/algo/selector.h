@@ -15,6 +15,6 @@ Plan SelectPlan(const AllReduceOptions& options, DType dtype, size_t count, int 
 
 /// The wire format of a codec at a block size, with its rounding.
 codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding = Rounding::kNearest,
-                              uint64_t seed = 0);
+                              uint64_t seed = 0, ScaleFormat scale = ScaleFormat::kF32);
 
 }  // namespace equarx::algo

@@ -169,13 +169,9 @@ struct BlockScale {
   float s, inv;
 };
 template <class F>
-HWY_INLINE BlockScale ScaleOf(uint32_t m) {
+HWY_INLINE BlockScale ScaleOf(uint32_t m, internal::ScaleIo sio) {
   BlockScale r{m, 0.0f, 0.0f};
-  if (m >= F::kTinyBits && m < kInfBits) {
-    const float a = FloatOf(m);
-    r.s = a / F::kQ;
-    r.inv = F::kQ / a;
-  }
+  if (m >= F::kTinyBits && m < kInfBits) internal::ScaleAndInverse(FloatOf(m), F::kQ, sio, &r.s, &r.inv);
   return r;
 }
 
@@ -219,18 +215,18 @@ struct Opt {
 // (scalar at j) give the block's values, its codes go to elements first.. of `codes`.
 template <class F, bool kOpt, class Load, class Get>
 HWY_INLINE void FinishBlock(const BlockScale& bs, size_t len, Load load, Get get,
-                            uint8_t* scale, uint8_t* codes, size_t first, const Opt* o) {
+                            internal::ScaleIo sio, uint8_t* scale, uint8_t* codes, size_t first,
+                            const Opt* o) {
   const bool sr = kOpt && o->rnd.stochastic;
   if (bs.m < F::kTinyBits) {
-    std::memset(scale, 0, 4);
+    internal::StoreScaleBits(scale, 0, sio);
     F::Zero(codes, first, len);
     if (kOpt && o->stats)
       internal::AddBlockStats(o->stats, F::kFormat, sr, 0.0f, FloatOf(bs.m), len, SumSq(len, get));
     return;
   }
   const float inv = bs.inv;
-  const uint32_t sb = BitsOf(bs.s);
-  std::memcpy(scale, &sb, 4);
+  internal::StoreScaleBits(scale, BitsOf(bs.s), sio);
   const size_t N = hn::Lanes(DF());
   const VF vinv = hn::Set(DF(), inv);
   size_t i = 0;
@@ -289,12 +285,6 @@ float GetSum(const void* ctx, size_t j) {
          internal::RefDecodeCode(c->format, c->scale_bits, uint32_t(q));
 }
 
-HWY_INLINE uint32_t LoadScale(const uint8_t* p) {
-  uint32_t b;
-  std::memcpy(&b, p, 4);
-  return b;
-}
-
 HWY_INLINE const void* Advance(DType t, const void* p, size_t elems) {
   return static_cast<const uint8_t*>(p) + elems * (t == DType::kFloat32 ? 4 : 2);
 }
@@ -302,47 +292,52 @@ HWY_INLINE const void* Advance(DType t, const void* p, size_t elems) {
 // ---- Encode ----------------------------------------------------------------------------------
 
 template <class F, DType T>
-HWY_INLINE BlockScale EncodeStage1(const void* p, size_t len) {
+HWY_INLINE BlockScale EncodeStage1(const void* p, size_t len, internal::ScaleIo sio) {
   auto load = [p](size_t i) HWY_ATTR { return LoadF<T>(p, i); };
   auto get = [p](size_t j) HWY_ATTR { return LoadOne<T>(p, j); };
-  return ScaleOf<F>(MaxAbsBits(len, load, get));
+  return ScaleOf<F>(MaxAbsBits(len, load, get), sio);
 }
 
 template <class F, DType T, bool kOpt>
-HWY_INLINE void EncodeStage2(const BlockScale& bs, const void* p, size_t len, uint8_t* scale,
-                             uint8_t* codes, size_t first, const Opt* o) {
+HWY_INLINE void EncodeStage2(const BlockScale& bs, const void* p, size_t len,
+                             internal::ScaleIo sio, uint8_t* scale, uint8_t* codes, size_t first,
+                             const Opt* o) {
   if (bs.m >= kInfBits) {
     const SrcCtx ctx{T, p};
-    internal::RefEncodeBlock(F::kFormat, &GetSrc, &ctx, len, o ? o->rnd : internal::Rounding{},
-                             first, scale, codes, o ? o->stats : nullptr);
+    internal::RefEncodeBlock(F::kFormat, sio, &GetSrc, &ctx, len,
+                             o ? o->rnd : internal::Rounding{}, first, scale, codes,
+                             o ? o->stats : nullptr);
     return;
   }
   auto load = [p](size_t i) HWY_ATTR { return LoadF<T>(p, i); };
   auto get = [p](size_t j) HWY_ATTR { return LoadOne<T>(p, j); };
-  FinishBlock<F, kOpt>(bs, len, load, get, scale, codes, first, o);
+  FinishBlock<F, kOpt>(bs, len, load, get, sio, scale, codes, first, o);
 }
 
 // kB != 0: the block size known at compile time (full blocks get constant trip counts).
 template <class F, DType T, size_t kB, bool kOpt>
-void EncodeT(const void* src, size_t n, size_t B, uint8_t* wire, const Opt* o) {
+void EncodeT(const void* src, size_t n, size_t B, internal::ScaleIo sio, uint8_t* wire,
+             const Opt* o) {
   const size_t nb = (n + B - 1) / B;
-  uint8_t* codes = wire + 4 * nb;
+  const size_t sbytes = sio.bytes;
+  uint8_t* codes = wire + sbytes * nb;
   const size_t full = n / B;  // blocks of exactly B elements
   const size_t L = kB != 0 ? kB : B;
   if (full > 0) {
-    BlockScale cur = EncodeStage1<F, T>(src, L);
+    BlockScale cur = EncodeStage1<F, T>(src, L, sio);
     for (size_t b = 0; b < full; ++b) {
       BlockScale next{};
-      if (b + 1 < full) next = EncodeStage1<F, T>(Advance(T, src, (b + 1) * B), L);
-      EncodeStage2<F, T, kOpt>(cur, Advance(T, src, b * B), L, wire + 4 * b, codes, b * B, o);
+      if (b + 1 < full) next = EncodeStage1<F, T>(Advance(T, src, (b + 1) * B), L, sio);
+      EncodeStage2<F, T, kOpt>(cur, Advance(T, src, b * B), L, sio, wire + sbytes * b, codes,
+                               b * B, o);
       cur = next;
     }
   }
   if (full < nb) {  // the last, partial block
     const size_t begin = full * B;
     const void* p = Advance(T, src, begin);
-    EncodeStage2<F, T, kOpt>(EncodeStage1<F, T>(p, n - begin), p, n - begin, wire + 4 * full,
-                             codes, begin, o);
+    EncodeStage2<F, T, kOpt>(EncodeStage1<F, T>(p, n - begin, sio), p, n - begin, sio,
+                             wire + sbytes * full, codes, begin, o);
   }
 }
 
@@ -350,11 +345,11 @@ void EncodeT(const void* src, size_t n, size_t B, uint8_t* wire, const Opt* o) {
 
 // Decodes elements [off, off + len) of the segment's block b into out (f32).
 template <class F>
-HWY_INLINE void DecodeRange(const uint8_t* wire, size_t nb, size_t B, size_t b, size_t off,
-                            size_t len, float* out) {
-  const uint8_t* codes = wire + 4 * nb;
+HWY_INLINE void DecodeRange(const uint8_t* wire, size_t nb, size_t B, internal::ScaleIo sio,
+                            size_t b, size_t off, size_t len, float* out) {
+  const uint8_t* codes = wire + sio.bytes * nb;
   const size_t first = b * B + off;
-  const uint32_t sb = LoadScale(wire + 4 * b);
+  const uint32_t sb = internal::LoadScaleBits(wire + sio.bytes * b, sio);
   const size_t N = hn::Lanes(DF());
   size_t i = 0;
   if (!(sb & 0x80000000u)) {  // separate loops per case: constant lengths unroll cleanly
@@ -395,13 +390,14 @@ HWY_INLINE void DecodeAccumulateBlock(uint32_t sb, const uint8_t* codes, size_t 
 }
 
 template <class F, DType T, size_t kB>
-void DecodeAccumulateT(const uint8_t* wire, size_t n, size_t B, const void* local, float* out) {
+void DecodeAccumulateT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio,
+                       const void* local, float* out) {
   const size_t nb = (n + B - 1) / B;
-  const uint8_t* codes = wire + 4 * nb;
+  const uint8_t* codes = wire + sio.bytes * nb;
   for (size_t b = 0; b < nb; ++b) {
     const size_t begin = b * B;
     const size_t len = n - begin < B ? n - begin : B;
-    const uint32_t sb = LoadScale(wire + 4 * b);
+    const uint32_t sb = internal::LoadScaleBits(wire + sio.bytes * b, sio);
     const void* lp = Advance(T, local, begin);
     if (kB != 0 && len == kB) {
       DecodeAccumulateBlock<F, T>(sb, codes, begin, lp, kB, out + begin);
@@ -412,18 +408,18 @@ void DecodeAccumulateT(const uint8_t* wire, size_t n, size_t B, const void* loca
 }
 
 template <class F>
-void DecodeT(const uint8_t* wire, size_t n, size_t B, DType t, void* dst) {
+void DecodeT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio, DType t, void* dst) {
   const size_t nb = (n + B - 1) / B;
   if (t == DType::kFloat32) {
     float* out = static_cast<float*>(dst);
     for (size_t b = 0; b < nb; ++b) {
       const size_t len = n - b * B < B ? n - b * B : B;
       if (len == 64) {
-        DecodeRange<F>(wire, nb, B, b, 0, 64, out + b * B);
+        DecodeRange<F>(wire, nb, B, sio, b, 0, 64, out + b * B);
       } else if (len == 128) {
-        DecodeRange<F>(wire, nb, B, b, 0, 128, out + b * B);
+        DecodeRange<F>(wire, nb, B, sio, b, 0, 128, out + b * B);
       } else {
-        DecodeRange<F>(wire, nb, B, b, 0, len, out + b * B);
+        DecodeRange<F>(wire, nb, B, sio, b, 0, len, out + b * B);
       }
     }
     return;
@@ -436,7 +432,7 @@ void DecodeT(const uint8_t* wire, size_t n, size_t B, DType t, void* dst) {
     const size_t len = n - b * B < B ? n - b * B : B;
     for (size_t off = 0; off < len; off += kChunk) {
       const size_t c = len - off < kChunk ? len - off : kChunk;
-      DecodeRange<F>(wire, nb, B, b, off, c, tile);
+      DecodeRange<F>(wire, nb, B, sio, b, off, c, tile);
       if (t == DType::kBFloat16) {
         CvtF32ToBF16(tile, c, out + b * B + off);
       } else {
@@ -456,7 +452,8 @@ struct DaeBlock {
 };
 
 template <class F, DType T>
-HWY_INLINE BlockScale DaeStage1(const DaeBlock& blk, size_t len, float* HWY_RESTRICT tile) {
+HWY_INLINE BlockScale DaeStage1(const DaeBlock& blk, size_t len, internal::ScaleIo sio,
+                                float* HWY_RESTRICT tile) {
   if (blk.sb & 0x80000000u) return BlockScale{kInfBits, 0.0f, 0.0f};
   const size_t N = hn::Lanes(DF());
   const float s = FloatOf(blk.sb);
@@ -469,7 +466,7 @@ HWY_INLINE BlockScale DaeStage1(const DaeBlock& blk, size_t len, float* HWY_REST
     const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
     return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
   };
-  if (len > kTile / 2) return ScaleOf<F>(MaxAbsBits(len, sum, sum1));
+  if (len > kTile / 2) return ScaleOf<F>(MaxAbsBits(len, sum, sum1), sio);
   len = len < kTile / 2 ? len : kTile / 2;  // (tells the compiler the tile bound)
   VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
   size_t i = 0;
@@ -492,17 +489,18 @@ HWY_INLINE BlockScale DaeStage1(const DaeBlock& blk, size_t len, float* HWY_REST
     const uint32_t bits = BitsOf(tile[i]) & 0x7FFFFFFFu;
     m = bits > m ? bits : m;
   }
-  return ScaleOf<F>(m);
+  return ScaleOf<F>(m, sio);
 }
 
 template <class F, DType T, bool kOpt>
 HWY_INLINE void DaeStage2(const BlockScale& bs, const DaeBlock& blk, size_t len,
-                          const float* HWY_RESTRICT tile, uint8_t* scale_out, uint8_t* codes_out,
-                          const Opt* o) {
+                          const float* HWY_RESTRICT tile, internal::ScaleIo sio,
+                          uint8_t* scale_out, uint8_t* codes_out, const Opt* o) {
   if (bs.m >= kInfBits) {
     const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
-    internal::RefEncodeBlock(F::kFormat, &GetSum, &ctx, len, o ? o->rnd : internal::Rounding{},
-                             blk.first, scale_out, codes_out, o ? o->stats : nullptr);
+    internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, len,
+                             o ? o->rnd : internal::Rounding{}, blk.first, scale_out, codes_out,
+                             o ? o->stats : nullptr);
     return;
   }
   if (len > kTile / 2) {
@@ -515,20 +513,21 @@ HWY_INLINE void DaeStage2(const BlockScale& bs, const DaeBlock& blk, size_t len,
       const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
       return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
     };
-    FinishBlock<F, kOpt>(bs, len, sum, sum1, scale_out, codes_out, blk.first, o);
+    FinishBlock<F, kOpt>(bs, len, sum, sum1, sio, scale_out, codes_out, blk.first, o);
     return;
   }
   len = len < kTile / 2 ? len : kTile / 2;  // (tells the compiler the tile bound)
   FinishBlock<F, kOpt>(
       bs, len, [tile](size_t i) HWY_ATTR { return hn::Load(DF(), tile + i); },
-      [tile](size_t j) { return tile[j]; }, scale_out, codes_out, blk.first, o);
+      [tile](size_t j) { return tile[j]; }, sio, scale_out, codes_out, blk.first, o);
 }
 
 // A whole block of kB <= 8 vectors with its sums kept in registers (no tile, no pipelining in
 // the code: the out-of-order core overlaps one block's reduction and divisions with the next
 // block's loads). Plain nearest-even path only.
 template <class F, DType T, size_t kB>
-HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, uint8_t* scale_out, uint8_t* codes_out) {
+HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, internal::ScaleIo sio, uint8_t* scale_out,
+                                    uint8_t* codes_out) {
   constexpr size_t N = hn::MaxLanes(DF());
   constexpr size_t K = kB / N;
   if (!(blk.sb & 0x80000000u)) {
@@ -542,29 +541,31 @@ HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, uint8_t* scale_out, uin
       m0 = hn::Max(m0, AbsBits(x[k]));
       m1 = hn::Max(m1, AbsBits(x[k + 1]));
     }
-    const BlockScale bs = ScaleOf<F>(MaxLane(hn::Max(m0, m1)));
+    const BlockScale bs = ScaleOf<F>(MaxLane(hn::Max(m0, m1)), sio);
     if (bs.m < kInfBits) {
       FinishBlock<F, false>(
           bs, kB, [&x](size_t i) HWY_ATTR { return x[i / N]; },
-          [&x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, scale_out,
+          [&x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, sio, scale_out,
           codes_out, blk.first, nullptr);
       return;
     }
   }
   const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
-  internal::RefEncodeBlock(F::kFormat, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
+  internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
                            scale_out, codes_out, nullptr);
 }
 
 template <class F, DType T, size_t kB, bool kOpt>
-void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, const void* local,
-                             uint8_t* wire_out, const Opt* o) {
+void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, internal::ScaleIo sio,
+                             const void* local, uint8_t* wire_out, const Opt* o) {
   const size_t nb = (n + B - 1) / B;
-  const uint8_t* codes_in = wire_in + 4 * nb;
-  uint8_t* codes_out = wire_out + 4 * nb;
+  const size_t sbytes = sio.bytes;
+  const uint8_t* codes_in = wire_in + sbytes * nb;
+  uint8_t* codes_out = wire_out + sbytes * nb;
   HWY_ALIGN float tile[kTile];  // two halves: block b uses half b % 2
   auto block = [&](size_t b) {
-    return DaeBlock{codes_in, b * B, Advance(T, local, b * B), LoadScale(wire_in + 4 * b)};
+    return DaeBlock{codes_in, b * B, Advance(T, local, b * B),
+                    internal::LoadScaleBits(wire_in + sbytes * b, sio)};
   };
   const size_t full = n / B;
   const size_t L = kB != 0 ? kB : B;
@@ -572,19 +573,19 @@ void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, const v
                                 kB <= 8 * hn::MaxLanes(DF());
   if constexpr (kInRegisters) {
     for (size_t b = 0; b < full; ++b)
-      DaeBlockInRegisters<F, T, kB>(block(b), wire_out + 4 * b, codes_out);
+      DaeBlockInRegisters<F, T, kB>(block(b), sio, wire_out + sbytes * b, codes_out);
   } else if (full > 0) {
     DaeBlock cur_blk = block(0);
-    BlockScale cur = DaeStage1<F, T>(cur_blk, L, tile);
+    BlockScale cur = DaeStage1<F, T>(cur_blk, L, sio, tile);
     for (size_t b = 0; b < full; ++b) {
       DaeBlock next_blk{};
       BlockScale next{};
       if (b + 1 < full) {
         next_blk = block(b + 1);
-        next = DaeStage1<F, T>(next_blk, L, tile + ((b + 1) & 1) * (kTile / 2));
+        next = DaeStage1<F, T>(next_blk, L, sio, tile + ((b + 1) & 1) * (kTile / 2));
       }
-      DaeStage2<F, T, kOpt>(cur, cur_blk, L, tile + (b & 1) * (kTile / 2), wire_out + 4 * b,
-                            codes_out, o);
+      DaeStage2<F, T, kOpt>(cur, cur_blk, L, tile + (b & 1) * (kTile / 2), sio,
+                            wire_out + sbytes * b, codes_out, o);
       cur = next;
       cur_blk = next_blk;
     }
@@ -592,8 +593,8 @@ void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, const v
   if (full < nb) {
     const size_t len = n - full * B;
     const DaeBlock blk = block(full);
-    DaeStage2<F, T, kOpt>(DaeStage1<F, T>(blk, len, tile), blk, len, tile, wire_out + 4 * full,
-                          codes_out, o);
+    DaeStage2<F, T, kOpt>(DaeStage1<F, T>(blk, len, sio, tile), blk, len, tile, sio,
+                          wire_out + sbytes * full, codes_out, o);
   }
 }
 

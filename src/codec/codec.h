@@ -27,7 +27,9 @@
 //       saturates at ±416 (0x7D) so that 0x7E/0xFE mean +Inf/-Inf; NaN -> 0x7F.
 //   kFp8E5M2Block — per block s = a / 57344, x * inv as e5m2 (native Inf 0x7C/0xFC, NaN 0x7F),
 //       saturating to ±57344. fp8 flush threshold 2^-110 (not 2^-120: Q / a must stay finite).
-//   All block formats: [nb f32 scales][codes]; a negative zero code is stored as +0.
+//   All block formats: [nb scales][codes]; a negative zero code is stored as +0. A scale is
+//       the f32 s above (4 bytes), or with WireSpec::scale = kScaleBF16 s rounded up to bf16
+//       (2 bytes, the upper half of the f32 bits, flag in its sign bit) and inv = 1 / s.
 //
 // Rounding of the block formats: WireSpec::rounding = kRoundNearestEven (default) or
 // kRoundStochastic (int8 and int4 only; the fp8 formats always round to nearest even):
@@ -83,7 +85,15 @@ struct WireSpec {
   uint64_t seed = 0;
   uint64_t stream = 0;
   uint64_t offset = 0;
+  /// How the block formats store each block's scale: kScaleF32 (4 bytes, the f32 value) or
+  /// kScaleBF16 (2 bytes: the f32 scale rounded up to bf16; encoding then multiplies by
+  /// 1 / scale). Either keeps the sign bit as the non-finite flag. Ignored by raw formats.
+  uint8_t scale = 0;
 };
+
+/// WireSpec::scale values.
+inline constexpr uint8_t kScaleF32 = 0;
+inline constexpr uint8_t kScaleBF16 = 1;
 
 /// Opt-in error telemetry of an encode. The kernels *add* to these fields (max for the max),
 /// so one zero-initialised struct can collect a whole collective.

@@ -121,7 +121,8 @@ void EncodeF(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* 
   const Opt o{internal::RoundingOf(spec), stats};
   const bool opt = stats != nullptr;
   const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, wire, opt ? &o : nullptr);
+  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
+                      opt ? &o : nullptr);
 }
 
 template <class F>
@@ -130,7 +131,8 @@ void DecodeAccumulateEncodeF(const WireSpec& spec, const uint8_t* wire_in, size_
   const Opt o{internal::RoundingOf(spec), stats};
   const bool opt = stats != nullptr;
   const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B, local, wire_out,
+  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
+                      internal::ScaleIoOf(spec), local, wire_out,
                       opt ? &o : nullptr);
 }
 
@@ -138,7 +140,7 @@ template <class F>
 void DecodeAccumulateF(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
                        const void* local, float* out) {
   const size_t B = spec.block;
-  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, local, out);
+  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
 }
 
 }  // namespace
@@ -153,8 +155,9 @@ void Fp8EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, uin
 }
 
 void Fp8DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  if (spec.format == Format::kFp8E5M2Block) return DecodeT<E5M2Fmt>(wire, n, spec.block, t, dst);
-  DecodeT<E4M3Fmt>(wire, n, spec.block, t, dst);
+  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
+  if (spec.format == Format::kFp8E5M2Block) return DecodeT<E5M2Fmt>(wire, n, spec.block, sio, t, dst);
+  DecodeT<E4M3Fmt>(wire, n, spec.block, sio, t, dst);
 }
 
 void Fp8DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,

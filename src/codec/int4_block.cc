@@ -81,7 +81,8 @@ void EncodeF(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* 
   const Opt o{internal::RoundingOf(spec), stats};
   const bool opt = o.rnd.stochastic || stats != nullptr;
   const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, wire, opt ? &o : nullptr);
+  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
+                      opt ? &o : nullptr);
 }
 
 template <class F>
@@ -90,7 +91,8 @@ void DecodeAccumulateEncodeF(const WireSpec& spec, const uint8_t* wire_in, size_
   const Opt o{internal::RoundingOf(spec), stats};
   const bool opt = o.rnd.stochastic || stats != nullptr;
   const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B, local, wire_out,
+  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
+                      internal::ScaleIoOf(spec), local, wire_out,
                       opt ? &o : nullptr);
 }
 
@@ -98,7 +100,7 @@ template <class F>
 void DecodeAccumulateF(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
                        const void* local, float* out) {
   const size_t B = spec.block;
-  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, local, out);
+  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
 }
 
 }  // namespace
@@ -111,7 +113,7 @@ void Int4EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, ui
 }
 
 void Int4DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  DecodeT<Int4Fmt>(wire, n, spec.block, t, dst);
+  DecodeT<Int4Fmt>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
 }
 
 void Int4DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,

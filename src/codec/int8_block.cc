@@ -106,7 +106,8 @@ void EncodeF(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* 
   const Opt o{internal::RoundingOf(spec), stats};
   const bool opt = o.rnd.stochastic || stats != nullptr;
   const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, wire, opt ? &o : nullptr);
+  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
+                      opt ? &o : nullptr);
 }
 
 template <class F>
@@ -115,7 +116,8 @@ void DecodeAccumulateEncodeF(const WireSpec& spec, const uint8_t* wire_in, size_
   const Opt o{internal::RoundingOf(spec), stats};
   const bool opt = o.rnd.stochastic || stats != nullptr;
   const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B, local, wire_out,
+  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
+                      internal::ScaleIoOf(spec), local, wire_out,
                       opt ? &o : nullptr);
 }
 
@@ -123,7 +125,7 @@ template <class F>
 void DecodeAccumulateF(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
                        const void* local, float* out) {
   const size_t B = spec.block;
-  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, local, out);
+  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
 }
 
 }  // namespace
@@ -136,7 +138,7 @@ void Int8EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, ui
 }
 
 void Int8DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  DecodeT<Int8Fmt>(wire, n, spec.block, t, dst);
+  DecodeT<Int8Fmt>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
 }
 
 void Int8DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,

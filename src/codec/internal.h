@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "codec/codec.h"
 
@@ -48,6 +49,48 @@ inline BlockParams ParamsOf(Format f) {
     case Format::kFp8E5M2Block: return {57344.0f, 57344.0f, 0x1p-110f, 8192.0f};
     default: return {127.0f, 126.0f, 0x1p-120f, 1.0f};
   }
+}
+
+/// How a block's scale is stored (WireSpec::scale): its bytes, and whether it is bf16.
+struct ScaleIo {
+  uint32_t bytes = 4;
+  bool bf16 = false;
+};
+inline ScaleIo ScaleIoOf(const WireSpec& spec) {
+  return spec.scale == kScaleBF16 ? ScaleIo{2, true} : ScaleIo{4, false};
+}
+/// The stored scale at p as f32 bits (flag in the sign bit).
+inline uint32_t LoadScaleBits(const uint8_t* p, ScaleIo io) {
+  if (io.bf16) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return uint32_t(h) << 16;
+  }
+  uint32_t b;
+  std::memcpy(&b, p, 4);
+  return b;
+}
+/// Stores f32 scale bits sb (for bf16 already a bf16 value: the low half is zero).
+inline void StoreScaleBits(uint8_t* p, uint32_t sb, ScaleIo io) {
+  if (io.bf16) {
+    const uint16_t h = uint16_t(sb >> 16);
+    std::memcpy(p, &h, 2);
+  } else {
+    std::memcpy(p, &sb, 4);
+  }
+}
+/// The scale s and the multiplier inv of a finite block with absmax a >= tiny and code range
+/// q: f32 s = a / q, inv = q / a; bf16 s = a / q rounded up to bf16 (so no |x| / s exceeds q
+/// by more than an f32 rounding), inv = 1 / s. Scalar f32, the same on every target.
+inline void ScaleAndInverse(float a, float q, ScaleIo io, float* s, float* inv) {
+  *s = a / q;
+  *inv = q / a;
+  if (!io.bf16) return;
+  uint32_t b;
+  std::memcpy(&b, s, 4);
+  if (b & 0xFFFFu) b = (b + 0x10000u) & 0xFFFF0000u;
+  std::memcpy(s, &b, 4);
+  *inv = 1.0f / *s;
 }
 
 /// Bytes of the code part of a segment of n elements (after the nb scales).
@@ -131,8 +174,9 @@ void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code);
 /// Encodes one block (len elements given by get(ctx, j)) whose first element is element
 /// `first` of its segment: writes its scale and codes first..first+len-1; adds to *stats
 /// (when non-null) the clip count and the block's estimates.
-void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rounding& rnd,
-                    size_t first, uint8_t* scale_le, uint8_t* codes, EncodeStats* stats);
+void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t len,
+                    const Rounding& rnd, size_t first, uint8_t* scale_le, uint8_t* codes,
+                    EncodeStats* stats);
 
 // ---- SIMD units (int8_block.cc, int4_block.cc, fp8_block.cc: e4m3/e5m2, raw.cc) ---------------
 void Int8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,

@@ -41,11 +41,6 @@ constexpr uint32_t kF32QuietNaN = 0x7FC00000u;
 
 uint32_t RoundToE5(uint32_t abs, int mbits) { return internal::RoundToNarrow(abs, 15, mbits, 31); }
 
-uint32_t LoadScale(const uint8_t* p) {
-  uint32_t b;
-  std::memcpy(&b, p, 4);
-  return b;
-}
 
 size_t RawElemBytes(Format f) {
   switch (f) {
@@ -144,9 +139,11 @@ float GetSum(const void* ctx, size_t j) {
 }
 
 // Decoded element i of a block-format segment.
-float DecodeBlockElem(Format f, const uint8_t* wire, size_t nb, size_t B, size_t i) {
-  const uint32_t s = LoadScale(wire + 4 * (i / B));
-  return internal::RefDecodeCode(f, s, uint32_t(internal::LoadCode(f, wire + 4 * nb, i)));
+float DecodeBlockElem(const WireSpec& spec, const uint8_t* wire, size_t nb, size_t i) {
+  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
+  const uint32_t s = internal::LoadScaleBits(wire + sio.bytes * (i / spec.block), sio);
+  return internal::RefDecodeCode(spec.format, s,
+                                 uint32_t(internal::LoadCode(spec.format, wire + sio.bytes * nb, i)));
 }
 
 const void* Advance(DType t, const void* p, size_t elems) {
@@ -184,7 +181,7 @@ size_t WireBytes(WireSpec spec, size_t n) {
   if (internal::IsBlockFormat(spec.format)) {
     assert(spec.block > 0);
     const size_t nb = (n + spec.block - 1) / spec.block;
-    return 4 * nb + internal::CodeBytes(spec.format, n);
+    return internal::ScaleIoOf(spec).bytes * nb + internal::CodeBytes(spec.format, n);
   }
   return n * RawElemBytes(spec.format);
 }
@@ -331,12 +328,13 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
   const internal::Rounding rnd = internal::RoundingOf(spec);
+  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
   for (size_t b = 0; b < nb; ++b) {
     const size_t begin = b * B;
     const size_t len = std::min(B, n - begin);
     const SrcCtx ctx{src_type, Advance(src_type, src, begin)};
-    internal::RefEncodeBlock(spec.format, &GetSrc, &ctx, len, rnd, begin, wire + 4 * b,
-                             wire + 4 * nb, stats);
+    internal::RefEncodeBlock(spec.format, sio, &GetSrc, &ctx, len, rnd, begin,
+                             wire + sio.bytes * b, wire + sio.bytes * nb, stats);
   }
 }
 
@@ -352,7 +350,7 @@ void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* 
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
   for (size_t i = 0; i < n; ++i)
-    StoreAs(dst_type, DecodeBlockElem(spec.format, wire, nb, B, i), dst, i);
+    StoreAs(dst_type, DecodeBlockElem(spec, wire, nb, i), dst, i);
 }
 
 void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
@@ -366,7 +364,7 @@ void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_
   const size_t nb = (n + B - 1) / B;
   for (size_t i = 0; i < n; ++i)
     out_f32[i] = Sum(internal::LoadAsF32(local_type, local, i),
-                     DecodeBlockElem(spec.format, wire, nb, B, i));
+                     DecodeBlockElem(spec, wire, nb, i));
 }
 
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
@@ -388,13 +386,15 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
   const internal::Rounding rnd = internal::RoundingOf(spec);
+  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
   for (size_t b = 0; b < nb; ++b) {
     const size_t begin = b * B;
     const size_t len = std::min(B, n - begin);
     const SumCtx ctx{spec.format, local_type, Advance(local_type, local, begin),
-                     LoadScale(wire_in + 4 * b), wire_in + 4 * nb, begin};
-    internal::RefEncodeBlock(spec.format, &GetSum, &ctx, len, rnd, begin, wire_out + 4 * b,
-                             wire_out + 4 * nb, stats);
+                     internal::LoadScaleBits(wire_in + sio.bytes * b, sio), wire_in + sio.bytes * nb,
+                     begin};
+    internal::RefEncodeBlock(spec.format, sio, &GetSum, &ctx, len, rnd, begin,
+                             wire_out + sio.bytes * b, wire_out + sio.bytes * nb, stats);
   }
 }
 

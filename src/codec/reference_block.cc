@@ -131,8 +131,9 @@ void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code) {
   codes[i] = uint8_t(code);
 }
 
-void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rounding& rnd,
-                    size_t first, uint8_t* scale_le, uint8_t* codes, EncodeStats* stats) {
+void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t len,
+                    const Rounding& rnd, size_t first, uint8_t* scale_le, uint8_t* codes,
+                    EncodeStats* stats) {
   float a = 0.0f;
   bool nonfinite = false;
   double sum_sq = 0.0;
@@ -148,10 +149,7 @@ void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rou
   const BlockParams p = ParamsOf(f);
   const float q_max = nonfinite ? p.q_flag : p.q;
   float s = 0.0f, inv = 0.0f;
-  if (!(a < p.tiny)) {
-    s = a / q_max;
-    inv = q_max / a;
-  }
+  if (!(a < p.tiny)) ScaleAndInverse(a, q_max, sio, &s, &inv);
   const bool sr = rnd.stochastic && IsIntBlockFormat(f);
   uint64_t clipped = 0;
   for (size_t j = 0; j < len; ++j) {
@@ -167,8 +165,7 @@ void RefEncodeBlock(Format f, ElemFn get, const void* ctx, size_t len, const Rou
     }
     StoreCode(f, codes, first + j, q);
   }
-  const uint32_t sb = BitsOf(s) | (nonfinite ? 0x80000000u : 0u);
-  std::memcpy(scale_le, &sb, 4);
+  StoreScaleBits(scale_le, BitsOf(s) | (nonfinite ? 0x80000000u : 0u), sio);
   if (stats) {
     stats->clipped += clipped;
     AddBlockStats(stats, f, sr, s, a, len, sum_sq);

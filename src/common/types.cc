@@ -49,6 +49,12 @@ constexpr EnumInfo kRotations[] = {
      "inverted after the last decode"},
 };
 
+constexpr EnumInfo kScaleFormats[] = {
+    {int(ScaleFormat::kF32), "f32", "f32 scale per block (4 bytes)"},
+    {int(ScaleFormat::kBF16), "bf16",
+     "scale rounded up to bf16 (2 bytes; the range of f32, 8 significant bits)"},
+};
+
 template <size_t N>
 std::string_view NameOf(const EnumInfo (&table)[N], int id) {
   for (const EnumInfo& e : table)
@@ -88,6 +94,7 @@ std::string_view PhasesName(Phases p) { return NameOf(kPhases, int(p)); }
 std::string_view CodecName(Codec c) { return NameOf(kCodecs, int(c)); }
 std::string_view RoundingName(Rounding r) { return NameOf(kRoundings, int(r)); }
 std::string_view RotationName(Rotation r) { return NameOf(kRotations, int(r)); }
+std::string_view ScaleFormatName(ScaleFormat s) { return NameOf(kScaleFormats, int(s)); }
 
 std::optional<Algorithm> ParseAlgorithm(std::string_view name) {
   if (auto id = IdOf(kAlgorithms, name)) return Algorithm(*id);
@@ -110,6 +117,11 @@ std::optional<Rounding> ParseRounding(std::string_view name) {
   if (auto id = IdOf(kRoundings, name)) return Rounding(*id);
   return std::nullopt;
 }
+std::optional<ScaleFormat> ParseScaleFormat(std::string_view name) {
+  if (auto id = IdOf(kScaleFormats, name)) return ScaleFormat(*id);
+  return std::nullopt;
+}
+
 std::optional<Rotation> ParseRotation(std::string_view name) {
   if (name == "wht") return Rotation::kHadamard;
   if (auto id = IdOf(kRotations, name)) return Rotation(*id);
@@ -121,6 +133,7 @@ const EnumInfo* PhasesTable(size_t* n) { *n = std::size(kPhases); return kPhases
 const EnumInfo* CodecTable(size_t* n) { *n = std::size(kCodecs); return kCodecs; }
 const EnumInfo* RoundingTable(size_t* n) { *n = std::size(kRoundings); return kRoundings; }
 const EnumInfo* RotationTable(size_t* n) { *n = std::size(kRotations); return kRotations; }
+const EnumInfo* ScaleFormatTable(size_t* n) { *n = std::size(kScaleFormats); return kScaleFormats; }
 
 bool SupportsStochasticRounding(Codec c) { return c == Codec::kInt8 || c == Codec::kInt4; }
 

@@ -62,6 +62,8 @@ static_assert(int(equarx::Rounding::kNearest) == equarxRoundNearest &&
 static_assert(int(equarx::Rotation::kDefault) == equarxRotationDefault &&
               int(equarx::Rotation::kNone) == equarxRotationNone &&
               int(equarx::Rotation::kHadamard) == equarxRotationHadamard);
+static_assert(int(equarx::ScaleFormat::kF32) == equarxScaleF32 &&
+              int(equarx::ScaleFormat::kBF16) == equarxScaleBF16);
 static_assert(int(equarx::DType::kFloat32) == equarxFloat32 &&
               int(equarx::DType::kBFloat16) == equarxBFloat16 &&
               int(equarx::DType::kFloat16) == equarxFloat16);
@@ -83,6 +85,7 @@ constexpr CSlot kSlots[] = {
     EQUARX_C_SLOT(block),       EQUARX_C_SLOT(microshards), EQUARX_C_SLOT(quantize_min_bytes),
     EQUARX_C_SLOT(f32_partials), EQUARX_C_SLOT(timeout_ms), EQUARX_C_SLOT(validate),
     EQUARX_C_SLOT(rounding),    EQUARX_C_SLOT(seed),        EQUARX_C_SLOT(rotation),
+    EQUARX_C_SLOT(scale),
 };
 #undef EQUARX_C_SLOT
 

@@ -62,7 +62,7 @@ constexpr uint64_t U(T v) {
   }
 
 struct Table {
-  OptionField rows[13];
+  OptionField rows[14];
   size_t n = 0;
 };
 
@@ -76,6 +76,8 @@ const Table& TheTable() {
         EQUARX_ENUM_ROW(codec, "", Codec, CodecTable, true, "", "wire codec of the quantized phases"),
         EQUARX_UINT_ROW(block, "", size_t, kMinBlock, kMaxBlock, true, "",
                         "elements per scale block (and per rotation block)"),
+        EQUARX_ENUM_ROW(scale, "", ScaleFormat, ScaleFormatTable, true, "",
+                        "how each block's scale is stored: f32 (4 bytes) or bf16 (2 bytes)"),
         EQUARX_ENUM_ROW(rounding, "", Rounding, RoundingTable, true, "",
                         "rounding of the quantized phases: nearest or stochastic (int8/int4)"),
         EQUARX_UINT_ROW(seed, "", uint64_t, 0, UINT64_MAX, true, "",
@@ -122,6 +124,7 @@ std::optional<uint64_t> ParseEnum(const OptionField& f, std::string_view v) {
   else if (f.name == "codec") { if (auto c = ParseCodec(v)) return U(*c); }
   else if (f.name == "rounding") { if (auto r = ParseRounding(v)) return U(*r); }
   else if (f.name == "rotation") { if (auto r = ParseRotation(v)) return U(*r); }
+  else if (f.name == "scale") { if (auto r = ParseScaleFormat(v)) return U(*r); }
   for (size_t i = 0; i < f.num_values; ++i)
     if (f.values[i].name == v) return uint64_t(f.values[i].id);
   return std::nullopt;

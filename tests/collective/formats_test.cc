@@ -115,6 +115,28 @@ TEST(Formats, LargeTensorAndOtherBlocks) {
       }
 }
 
+// bf16 scales: every codec and algorithm within its bound (the step grows by < 2^-7), ranks
+// identical, and two bytes less per block on the wire than f32 scales.
+TEST(Formats, Bf16ScalesWithinBoundAndSmaller) {
+  for (Codec codec : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3, Codec::kFp8E5M2})
+    for (const Config& c : kConfigs)
+      for (int n : {2, 3, 5})
+        for (size_t block : {16, 32, 100}) {
+          const size_t count = 3001;
+          auto in = MakeInputs(n, count, DType::kBFloat16, 7 + n + block);
+          AllReduceOptions o = Options(c, Wire{codec, Rounding::kNearest}, 9);
+          o.block = block;
+          o.scale = ScaleFormat::kBF16;
+          o.rotation = Rotation::kNone;
+          ExpectWithinBound(in, Reduce(in, o, false), o,
+                            Name(o) + " bf16 scale B" + std::to_string(block) + " n=" + std::to_string(n));
+          AllReduceOptions f32 = o;
+          f32.scale = ScaleFormat::kF32;
+          EXPECT_LT(Communicator::WireBytesPerRank(count, DType::kBFloat16, n, o),
+                    Communicator::WireBytesPerRank(count, DType::kBFloat16, n, f32));
+        }
+}
+
 // Fewer bits, more error: int4 > e5m2 > e4m3 > int8 on N(0,1), and the wire shrinks for int4.
 TEST(Formats, ErrorAndBytesOrderedByCodec) {
   auto in = MakeInputs(4, 1 << 16, DType::kFloat32, 12);

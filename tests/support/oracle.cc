@@ -114,8 +114,11 @@ double EncodeErrorPerAbsmax(const AllReduceOptions& o) {
   // Nearest: half a code step at the top of the range (int: 1/(2Q); fp8: 2^-(mantissa bits+1)
   // of the value, at most of the absmax), with slack for the f32 scale and product roundings.
   // Stochastic: less than one step, with slack for floor(y + u) rounding y + u in f32.
+  // A bf16 scale is the f32 scale rounded up by less than 2^-7 of itself: the code step, and
+  // so the error of every integer code, grows by that factor.
   const bool sr = o.rounding == Rounding::kStochastic;
-  const double near = 1 + 0x1p-18, stoch = 1 + 0x1p-14;
+  const double scale = o.scale == ScaleFormat::kBF16 ? 1 + 0x1p-7 : 1.0;
+  const double near = (1 + 0x1p-18) * scale, stoch = (1 + 0x1p-14) * scale;
   switch (o.codec) {
     case Codec::kInt8: return sr ? stoch / 127.0 : near / 254.0;
     case Codec::kInt4: return sr ? stoch / 7.0 : near / 14.0;

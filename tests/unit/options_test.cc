@@ -20,6 +20,7 @@ TEST(Options, FormatThenParseGivesTheSameOptions) {
   o.phases = Phases::kAG;
   o.codec = Codec::kFp8E5M2;
   o.block = 128;
+  o.scale = ScaleFormat::kBF16;
   o.rounding = Rounding::kStochastic;  // (not a valid combination with fp8: text does not check)
   o.seed = 0xFFFFFFFFFFFFFFFFull;
   o.rotation = Rotation::kHadamard;
@@ -128,6 +129,7 @@ TEST(Options, CConfigCarriesEveryAgreedOption) {
       {"rounding", [](equarxConfig_t* c) { c->rounding = equarxRoundStochastic; }},
       {"seed", [](equarxConfig_t* c) { c->seed = 9; }},
       {"rotation", [](equarxConfig_t* c) { c->rotation = equarxRotationHadamard; }},
+      {"scale", [](equarxConfig_t* c) { c->scale = equarxScaleBF16; }},
       {"microshards", [](equarxConfig_t* c) { c->microshards = 3; }},
       {"quantize_min_bytes", [](equarxConfig_t* c) { c->quantize_min_bytes = 1; }},
       {"f32_partials", [](equarxConfig_t* c) { c->f32_partials = 5; }},

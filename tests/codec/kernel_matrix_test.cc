@@ -1,0 +1,173 @@
+// The whole kernel matrix against the scalar reference, bit for bit, on every SIMD target the
+// CPU supports: every block format x rounding (nearest; stochastic for int8/int4) x telemetry
+// (off / on: the stats must match too) x scale storage (f32, bf16) x every block size we ship
+// or that takes another code path {16, 32, 64, 128, 256, 4096} and odd ones {7, 100, 1000},
+// for Encode, Decode (to every dtype), DecodeAccumulate and DecodeAccumulateEncode, on sizes
+// that hit every remainder path, with blocks holding NaN/Inf (the flagged path), all-zero,
+// tiny and huge blocks (data from MakeData below). No random draw decides what is covered.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codec/codec.h"
+
+namespace equarx::codec {
+namespace {
+
+constexpr DType kDTypes[] = {DType::kFloat32, DType::kBFloat16, DType::kFloat16};
+constexpr uint32_t kBlocks[] = {16, 32, 64, 128, 256, 4096, 7, 100, 1000};
+
+// n values of dtype t, one flavour per block of B (zero, tiny, NaN/Inf, huge, ties, any bits,
+// plain Gaussians at a random exponent).
+std::vector<uint8_t> MakeData(DType t, size_t n, size_t B, std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  std::vector<float> x(n);
+  for (size_t begin = 0, k = 0; begin < n; begin += B, ++k) {
+    const int kind = int(k % 9);
+    const int e = int(rng() % 41) - 20;
+    for (size_t i = begin; i < std::min(n, begin + B); ++i) {
+      float v = std::ldexp(nd(rng), t == DType::kFloat16 ? e / 4 : e);
+      switch (kind) {
+        case 0: v = 0.0f; break;
+        case 1: v = std::ldexp(nd(rng), -125); break;
+        case 2: if (i % 7 == 3) v = NAN; break;
+        case 3: if (i % 11 == 1) v = (i & 2) ? INFINITY : -INFINITY; break;
+        case 4: if (t != DType::kFloat16) v = std::ldexp(nd(rng), 120); break;
+        case 5: v = float(int(nd(rng) * 40)) + 0.5f; break;
+        case 6: v = std::bit_cast<float>(uint32_t(rng())); break;
+        default: break;
+      }
+      x[i] = v;
+    }
+  }
+  std::vector<uint8_t> bytes(n * DTypeSize(t));
+  ref::Convert(DType::kFloat32, x.data(), n, t, bytes.data());
+  return bytes;
+}
+
+struct Kind {
+  Format format;
+  uint8_t rounding;
+};
+constexpr Kind kKinds[] = {
+    {Format::kInt8Block, kRoundNearestEven}, {Format::kInt8Block, kRoundStochastic},
+    {Format::kInt4Block, kRoundNearestEven}, {Format::kInt4Block, kRoundStochastic},
+    {Format::kFp8E4M3Block, kRoundNearestEven}, {Format::kFp8E5M2Block, kRoundNearestEven},
+};
+
+void ExpectSameStats(const EncodeStats& a, const EncodeStats& b, const char* what) {
+  EXPECT_EQ(a.clipped, b.clipped) << what;
+  EXPECT_EQ(a.values, b.values) << what;
+  EXPECT_EQ(a.sum_sq_err_est, b.sum_sq_err_est) << what;
+  EXPECT_EQ(a.max_abs_err_est, b.max_abs_err_est) << what;
+  EXPECT_EQ(a.sum_sq_values, b.sum_sq_values) << what;
+}
+
+class KernelMatrix : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override {
+    ForceTarget(GetParam());
+    ASSERT_EQ(CurrentTarget(), GetParam());
+  }
+  void TearDown() override { ForceTarget(0); }
+};
+
+TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
+  std::mt19937 rng(uint32_t(GetParam() * 7 + 3));
+  for (const Kind& k : kKinds)
+    for (uint8_t scale : {kScaleF32, kScaleBF16})
+      for (uint32_t B : kBlocks) {
+        WireSpec spec{k.format, B, k.rounding, rng(), rng(), (uint64_t(rng()) << 32) - 77};
+        spec.scale = scale;
+        for (size_t n : {size_t(1), size_t(B - 1), size_t(B), size_t(B + 1), size_t(9 * B + 5)}) {
+          if (n == 0) continue;
+          for (DType t : kDTypes) {
+            const std::string where = TargetName(GetParam()) + " " + FormatName(k.format) +
+                                      (k.rounding ? " sr" : "") + (scale ? " bf16-scale" : "") +
+                                      " B=" + std::to_string(B) + " n=" + std::to_string(n) +
+                                      " " + std::string(DTypeName(t));
+            SCOPED_TRACE(where);
+            const auto src = MakeData(t, n, B, rng), local = MakeData(t, n, B, rng);
+            const size_t wb = WireBytes(spec, n);
+            for (bool telemetry : {false, true}) {
+              EncodeStats s_ref, s_simd;
+              std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd = w_ref;
+              ref::Encode(spec, t, src.data(), n, w_ref.data(), telemetry ? &s_ref : nullptr);
+              Encode(spec, t, src.data(), n, w_simd.data(), telemetry ? &s_simd : nullptr);
+              ASSERT_EQ(w_ref, w_simd) << "Encode telemetry=" << telemetry;
+              ExpectSameStats(s_ref, s_simd, "Encode stats");
+              std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
+              EncodeStats d_ref, d_simd;
+              ref::DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_ref.data(),
+                                          telemetry ? &d_ref : nullptr);
+              DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_simd.data(),
+                                     telemetry ? &d_simd : nullptr);
+              ASSERT_EQ(f_ref, f_simd) << "DecodeAccumulateEncode telemetry=" << telemetry;
+              ExpectSameStats(d_ref, d_simd, "DecodeAccumulateEncode stats");
+            }
+            std::vector<uint8_t> w(wb);
+            ref::Encode(spec, t, src.data(), n, w.data());
+            for (DType d : kDTypes) {
+              std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
+              ref::Decode(spec, w.data(), n, d, y_ref.data());
+              Decode(spec, w.data(), n, d, y_simd.data());
+              ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
+            }
+            std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
+            ref::DecodeAccumulate(spec, w.data(), n, t, local.data(), a_ref.data());
+            DecodeAccumulate(spec, w.data(), n, t, local.data(), a_simd.data());
+            ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecodeAccumulate";
+          }
+        }
+      }
+}
+
+std::string TargetParamName(const ::testing::TestParamInfo<int64_t>& info) {
+  return TargetName(info.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, KernelMatrix, ::testing::ValuesIn(AvailableTargets()),
+                         TargetParamName);
+
+// The bf16 scale: two bytes per block, the f32 scale rounded up (no value exceeds the code
+// range), decoding exactly what the f32-scale wire decodes up to that rounding.
+TEST(ScaleStorage, Bf16ScaleIsTheF32ScaleRoundedUp) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  const size_t n = 4096;
+  std::vector<float> x(n);
+  for (float& v : x) v = nd(rng) * 3.0f;
+  for (Format f : {Format::kInt8Block, Format::kInt4Block, Format::kFp8E4M3Block}) {
+    WireSpec a{f, 32}, b{f, 32};
+    b.scale = kScaleBF16;
+    EXPECT_EQ(WireBytes(b, n), WireBytes(a, n) - 2 * (n / 32));
+    std::vector<uint8_t> wa(WireBytes(a, n)), wb(WireBytes(b, n));
+    EncodeStats sa, sb;
+    ref::Encode(a, DType::kFloat32, x.data(), n, wa.data(), &sa);
+    ref::Encode(b, DType::kFloat32, x.data(), n, wb.data(), &sb);
+    EXPECT_EQ(sb.clipped, 0u) << FormatName(f);
+    for (size_t blk = 0; blk < n / 32; ++blk) {
+      float s32, s16;
+      std::memcpy(&s32, wa.data() + 4 * blk, 4);
+      uint16_t h;
+      std::memcpy(&h, wb.data() + 2 * blk, 2);
+      s16 = std::bit_cast<float>(uint32_t(h) << 16);
+      EXPECT_GE(s16, s32);
+      EXPECT_LE(s16, s32 * (1.0f + 1.0f / 128)) << blk;
+    }
+    std::vector<float> ya(n), yb(n);
+    ref::Decode(a, wa.data(), n, DType::kFloat32, ya.data());
+    ref::Decode(b, wb.data(), n, DType::kFloat32, yb.data());
+    double ea = 0, eb = 0;
+    for (size_t i = 0; i < n; ++i) ea += std::pow(ya[i] - x[i], 2), eb += std::pow(yb[i] - x[i], 2);
+    EXPECT_LT(eb, ea * 1.05) << FormatName(f) << ": the coarser scale costs under 5% of MSE";
+  }
+}
+
+}  // namespace
+}  // namespace equarx::codec
