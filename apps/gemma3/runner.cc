@@ -27,6 +27,7 @@ std::string ReduceConfig::Name() const {
     r = equarx::IsQuantized(options.algorithm) && options.algorithm != equarx::Algorithm::kNaiveFp8
             ? equarx::DefaultRotation(options.codec) : equarx::Rotation::kNone;
   if (r == equarx::Rotation::kHadamard) s += " hadamard";
+  if (options.scale == equarx::ScaleFormat::kBF16) s += " bf16-scale";
   if (options.rounding == equarx::Rounding::kStochastic) s += " sr";
   s += bf16 ? " (bf16 in)" : " (f32 in)";
   return s;

@@ -46,10 +46,27 @@ def roundings():
     return {name: desc for _, name, desc in _core.roundings()}
 
 
+def rotations():
+    """{name: description} of the rotations applied before quantizing (RotationTable)."""
+    return {name: desc for _, name, desc in _core.rotations()}
+
+
+def scale_formats():
+    """{name: description} of how block scales are stored on the wire (ScaleFormatTable)."""
+    return {name: desc for _, name, desc in _core.scale_formats()}
+
+
+def options():
+    """Every AllReduce option the keyword arguments accept, from the library's one option
+    table: {name: {"alias", "kind", "allowed", "default", "doc"}}."""
+    return {name: {"alias": alias, "kind": kind, "allowed": allowed, "default": default, "doc": doc}
+            for name, alias, kind, allowed, default, doc in _core.option_fields()}
+
+
 __all__ = [
     "allreduce", "InProcessGroup", "Communicator", "from_mpi4py", "encode", "decode", "convert",
     "wire_bytes", "wire_bytes_per_rank", "formats", "canonical_options", "algorithms", "phases",
-    "codecs", "roundings", "errors", "EquarxError", "InvalidArgumentError", "DTypeError", "LayoutError",
+    "codecs", "roundings", "rotations", "scale_formats", "options", "errors", "EquarxError", "InvalidArgumentError", "DTypeError", "LayoutError",
     "MismatchError", "CollectiveTimeoutError", "RemoteError", "InternalError", "UnsupportedError",
     "has_mpi", "has_xla_ffi",
 ]

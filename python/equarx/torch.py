@@ -133,7 +133,7 @@ def all_reduce(tensor, group=None, *, codec="int8", block=64, phases="rs+ag", ro
         raise InvalidArgumentError(f"unknown rounding {rounding!r} (valid: nearest, stochastic)")
     if rounding == "stochastic" and codec not in ("int8", "int4"):
         raise InvalidArgumentError(f"stochastic rounding needs int8 or int4, not {codec}")
-    if not isinstance(block, (int, np.integer)) or not 32 <= block <= 4096:
+    if not isinstance(block, (int, np.integer)) or not 16 <= block <= 4096:
         raise InvalidArgumentError(f"block size {block} is out of range [16, 4096]")
     if not 0 <= int(seed) < 1 << 64:
         raise InvalidArgumentError("seed must be in [0, 2^64)")

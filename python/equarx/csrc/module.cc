@@ -27,88 +27,20 @@ std::vector<Row> Rows(const EnumInfo* t, size_t n) {
   return rows;
 }
 
-using TableFn = const EnumInfo* (*)(size_t*);
-
-std::string Names(TableFn table) {
-  size_t n = 0;
-  const EnumInfo* t = table(&n);
-  std::string s;
-  for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::string(t[i].name);
-  return s;
-}
-
-constexpr const char* kOptionKeys =
-    "algorithm, phases, codec, block, rounding, seed, microshards, quantize_min_bytes, "
-    "f32_partials, timeout_ms, validate, mode";
-
-Status ParseUint(std::string_view key, std::string_view v, uint64_t max, uint64_t* out) {
-  uint64_t x = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size() || v.empty())
-    return InvalidArgument("option " + std::string(key) + "='" + std::string(v) +
-                           "' is not a non-negative integer");
-  if (x > max)
-    return InvalidArgument("option " + std::string(key) + "=" + std::string(v) + " is too large");
-  *out = x;
-  return Status::Ok();
-}
-
-Status ParseBool(std::string_view key, std::string_view v, bool* out) {
-  if (v == "1" || v == "true" || v == "True") { *out = true; return Status::Ok(); }
-  if (v == "0" || v == "false" || v == "False") { *out = false; return Status::Ok(); }
-  return InvalidArgument("option " + std::string(key) + "='" + std::string(v) + "' is not a bool");
-}
-
+// One option by name (a key of the library's option table, equarx/options.h), its value as
+// text: the same names, values and checks as every other front end.
 Status SetOption(AllReduceOptions* o, std::string_view key, std::string_view v) {
-  uint64_t u = 0;
-  if (key == "algorithm") {
-    auto a = ParseAlgorithm(v);
-    if (!a) return InvalidArgument("unknown algorithm '" + std::string(v) + "' (valid: " +
-                                   Names(&AlgorithmTable) + ")");
-    o->algorithm = *a;
-  } else if (key == "phases") {
-    auto p = ParsePhases(v);
-    if (!p) return InvalidArgument("unknown phases '" + std::string(v) + "' (valid: " +
-                                   Names(&PhasesTable) + ")");
-    o->phases = *p;
-  } else if (key == "codec") {
-    auto c = ParseCodec(v);
-    if (!c) return InvalidArgument("unknown codec '" + std::string(v) + "' (valid: " +
-                                   Names(&CodecTable) + ")");
-    o->codec = *c;
-  } else if (key == "rounding") {
-    auto r = ParseRounding(v);
-    if (!r) return InvalidArgument("unknown rounding '" + std::string(v) + "' (valid: " +
-                                   Names(&RoundingTable) + ")");
-    o->rounding = *r;
-  } else if (key == "seed") {
-    EQUARX_RETURN_IF_ERROR(ParseUint(key, v, UINT64_MAX, &u));
-    o->seed = u;
-  } else if (key == "block") {
-    EQUARX_RETURN_IF_ERROR(ParseUint(key, v, UINT32_MAX, &u));
-    o->block = size_t(u);
-  } else if (key == "microshards") {
-    EQUARX_RETURN_IF_ERROR(ParseUint(key, v, UINT32_MAX, &u));
-    o->microshards = size_t(u);
-  } else if (key == "quantize_min_bytes") {
-    EQUARX_RETURN_IF_ERROR(ParseUint(key, v, UINT64_MAX, &u));
-    o->quantize_min_bytes = size_t(u);
-  } else if (key == "timeout_ms") {
-    EQUARX_RETURN_IF_ERROR(ParseUint(key, v, UINT32_MAX, &u));
-    o->timeout_ms = uint32_t(u);
-  } else if (key == "f32_partials") {
-    EQUARX_RETURN_IF_ERROR(ParseBool(key, v, &o->f32_partials));
-  } else if (key == "validate") {
-    EQUARX_RETURN_IF_ERROR(ParseBool(key, v, &o->validate));
-  } else if (key == "mode") {
-    if (v == "normal") o->mode = ExecutionMode::kNormal;
-    else if (v == "wire_only") o->mode = ExecutionMode::kWireOnly;
-    else if (v == "codec_only") o->mode = ExecutionMode::kCodecOnly;
-    else return InvalidArgument("unknown mode '" + std::string(v) +
-                                "' (valid: normal, wire_only, codec_only)");
-  } else {
-    return InvalidArgument("unknown option '" + std::string(key) + "' (valid: " + kOptionKeys + ")");
+  const OptionField* f = FindOptionField(key);
+  if (!f) {
+    size_t n = 0;
+    const OptionField* t = OptionFields(&n);
+    std::string keys;
+    for (size_t i = 0; i < n; ++i) keys += (i ? ", " : "") + std::string(t[i].name);
+    return InvalidArgument("unknown option '" + std::string(key) + "' (valid: " + keys + ")");
   }
+  uint64_t x = 0;
+  EQUARX_RETURN_IF_ERROR(ParseOptionValue(*f, v, &x));
+  f->set(o, x);
   return Status::Ok();
 }
 
@@ -145,30 +77,11 @@ AllReduceOptions OptionsFromDict(const nb::dict& d) {
   return o;
 }
 
-std::string OptionsToString(const AllReduceOptions& o) {
-  const char* modes[] = {"normal", "wire_only", "codec_only"};
-  return "algorithm=" + std::string(AlgorithmName(o.algorithm)) +
-         ";phases=" + std::string(PhasesName(o.phases)) +
-         ";codec=" + std::string(CodecName(o.codec)) + ";block=" + std::to_string(o.block) +
-         ";rounding=" + std::string(RoundingName(o.rounding)) + ";seed=" + std::to_string(o.seed) +
-         ";microshards=" + std::to_string(o.microshards) +
-         ";quantize_min_bytes=" + std::to_string(o.quantize_min_bytes) +
-         ";f32_partials=" + (o.f32_partials ? "1" : "0") +
-         ";timeout_ms=" + std::to_string(o.timeout_ms) + ";validate=" + (o.validate ? "1" : "0") +
-         ";mode=" + modes[int(o.mode) % 3];
-}
+std::string OptionsToString(const AllReduceOptions& o) { return FormatOptions(o); }
 
 Status OptionsFromString(std::string_view text, AllReduceOptions* out) {
   AllReduceOptions o;
-  while (!text.empty()) {
-    size_t semi = text.find(';');
-    std::string_view item = text.substr(0, semi);
-    text = semi == std::string_view::npos ? std::string_view() : text.substr(semi + 1);
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos) return InvalidArgument("bad option item '" + std::string(item) + "'");
-    EQUARX_RETURN_IF_ERROR(SetOption(&o, item.substr(0, eq), item.substr(eq + 1)));
-  }
+  EQUARX_RETURN_IF_ERROR(ParseOptions(text, &o));
   *out = o;
   return Status::Ok();
 }
@@ -203,6 +116,30 @@ NB_MODULE(_core, m) {
   m.def("phases", [] { size_t n; const EnumInfo* t = PhasesTable(&n); return Rows(t, n); });
   m.def("codecs", [] { size_t n; const EnumInfo* t = CodecTable(&n); return Rows(t, n); });
   m.def("roundings", [] { size_t n; const EnumInfo* t = RoundingTable(&n); return Rows(t, n); });
+  m.def("rotations", [] { size_t n; const EnumInfo* t = RotationTable(&n); return Rows(t, n); });
+  m.def("scale_formats", [] { size_t n; const EnumInfo* t = ScaleFormatTable(&n); return Rows(t, n); });
+  // The option table: (name, alias, kind, allowed values or (min, max), default, doc).
+  m.def("option_fields", [] {
+    size_t n = 0;
+    const OptionField* t = OptionFields(&n);
+    const AllReduceOptions d;
+    nb::list out;
+    for (size_t i = 0; i < n; ++i) {
+      const OptionField& f = t[i];
+      nb::object allowed;
+      if (f.kind == OptionKind::kEnum) {
+        nb::list names;
+        for (size_t k = 0; k < f.num_values; ++k) names.append(std::string(f.values[k].name));
+        allowed = names;
+      } else {
+        allowed = nb::make_tuple(f.min, f.max);
+      }
+      const char* kind = f.kind == OptionKind::kEnum ? "enum" : f.kind == OptionKind::kUint ? "uint" : "bool";
+      out.append(nb::make_tuple(std::string(f.name), std::string(f.alias), kind, allowed,
+                                FormatOptionValue(f, f.get(d)), std::string(f.doc)));
+    }
+    return out;
+  });
   m.def("status_codes", [] {
     std::vector<std::tuple<int, std::string>> v;
     for (int c = 0; c <= 64; ++c) {

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Markdown tables of bench/gemma3_quality.sh's raw JSON (one table per TP degree), with the
+issue's targets checked against the unquantized bf16 ring of the same positions.
+
+    python3 bench/plot/gemma3_quality_table.py bench/results/gemma3_quality > tables.md
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+
+def load(res):
+    by_tp = {}
+    for path in sorted(glob.glob(os.path.join(res, "tp*_b*.json"))):
+        with open(path) as f:
+            doc = json.load(f)
+        by_tp.setdefault(doc["tp"], []).extend(doc["results"])
+    return by_tp
+
+
+def is_ring(r, dtype):
+    return r["algo"] == "ring" and r["dtype"] == dtype
+
+
+def main():
+    res = sys.argv[1] if len(sys.argv) > 1 else "bench/results/gemma3_quality"
+    by_tp = load(res)
+    out = []
+    for tp in sorted(by_tp):
+        rows = by_tp[tp]
+        bf16 = next(r for r in rows if is_ring(r, "bf16"))
+        pos = bf16["positions"]
+        out.append(f"### TP = {tp} ({pos} predicted positions per row)\n")
+        out.append("| config | ppl | Δppl % | top-1 % | mean KL | KL / bf16 ring | wire / bf16 ring | ranks agree |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---|")
+        best = None
+        for r in rows:
+            dppl = (r["ppl"] / r["ppl_exact"] - 1) * 100
+            kl_ratio = r["kl_mean"] / bf16["kl_mean"]
+            out.append(f"| {r['config']} | {r['ppl']:.4f} | {dppl:+.3f} | {100 * r['top1']:.2f} | "
+                       f"{r['kl_mean']:.2e} | {kl_ratio:.1f}x | {r['wire_vs_bf16_ring']:.3f} | "
+                       f"{'yes' if r['ranks_agree'] else 'NO'} |")
+            if r["algo"] != "ring" and "int8" in r["config"] and r["wire_vs_bf16_ring"] <= 0.55:
+                if best is None or r["kl_mean"] < best["kl_mean"]:
+                    best = r
+        out.append("")
+        if best:
+            d_top1 = 100 * (best["top1"] - bf16["top1"])
+            dppl = (best["ppl"] / best["ppl_exact"] - 1) * 100
+            kl = best["kl_mean"] / bf16["kl_mean"]
+            checks = [
+                (f"top-1 within 0.3 points of the bf16 ring ({100 * bf16['top1']:.2f}%)",
+                 f"{d_top1:+.2f} points", d_top1 >= -0.3),
+                ("|Δppl| ≤ 0.2%", f"{dppl:+.3f}%", abs(dppl) <= 0.2),
+                ("mean KL ≤ 3x the bf16 ring's", f"{kl:.1f}x", kl <= 3.0),
+            ]
+            out.append(f"Best int8 schedule with ≤ 0.55x the bf16 ring's wire bytes, by mean KL: "
+                       f"**{best['config']}** (wire {best['wire_vs_bf16_ring']:.3f}x).\n")
+            out.append("| target | measured | met |")
+            out.append("|---|---|---|")
+            for name, got, ok in checks:
+                out.append(f"| {name} | {got} | {'yes' if ok else 'no'} |")
+            out.append("")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
