@@ -114,7 +114,7 @@ def _check_agreement(values, group, n):
 
 
 def all_reduce(tensor, group=None, *, codec="int8", block=64, phases="rs+ag", rounding="nearest",
-               seed=0, residual=None, average=False, validate=True):
+               seed=0, residual=None, average=False, validate=True, rotation="none"):
     """Sums `tensor` over the ranks of `group` in place (returns it) with equarx's quantized
     two-shot AllReduce; every rank calls it with the same shape, dtype and options.
 
@@ -123,8 +123,15 @@ def all_reduce(tensor, group=None, *, codec="int8", block=64, phases="rs+ag", ro
     validate: first compare every rank's count, dtype and options (one all_gather of 8
     integers); a difference raises MismatchError on every rank. Without it, ranks that
     disagree fail inside the process group's collectives or return garbage.
+    rotation: only "none" here. This module runs two_shot in Python over gloo's collectives
+    and has no rotation (the C++ library's default for int8/int4 is "hadamard"; equarx.allreduce
+    and equarx.jax.psum have it). Pass rotation="none" to the C++ calls you compare with.
     """
     x = _numpy_view(tensor, "tensor")
+    if rotation != "none":
+        raise InvalidArgumentError(
+            f"rotation {rotation!r} is not available in equarx.torch (two_shot in Python over gloo, "
+            "no rotation); only 'none'. equarx.allreduce and equarx.jax.psum rotate")
     if codec not in _CODECS:
         raise InvalidArgumentError(f"unknown codec {codec!r} (valid: {', '.join(_CODECS)})")
     if phases not in ("rs", "ag", "rs+ag"):

@@ -59,7 +59,6 @@ struct Stages {
   // Stages h < min(P, N) of one vector: (a, b) -> (a + b, a - b), the reference's operands in
   // the reference's order (lower lane a + b, upper lane a - b with a the lower partner).
   HWY_INLINE VF Apply(VF x, size_t p) const {
-#pragma GCC unroll 5
     for (int i = 0; i < count && (size_t(1) << i) < p; ++i) {
       const VF s = hn::TableLookupLanes(x, partner[i]);
       x = hn::IfThenElse(upper[i], hn::Sub(s, x), hn::Add(x, s));
@@ -106,13 +105,12 @@ HWY_INLINE void PieceInRegisters(const Stages& st, size_t p, In in, Out out) {
 #pragma GCC unroll 8
   for (size_t h = 1; h < M; h *= 2)
 #pragma GCC unroll 8
-    for (size_t i = 0; i < M; i += 2 * h)
-#pragma GCC unroll 8
-      for (size_t j = i; j < i + h; ++j) {
-        const VF a = v[j], b = v[j + h];
-        v[j] = hn::Add(a, b);
-        v[j + h] = hn::Sub(a, b);
-      }
+    for (size_t j = 0; j < M; ++j) {
+      if (j & h) continue;  // j is the lower partner; j | h < M (M a power of two)
+      const VF a = v[j], b = v[j | h];
+      v[j] = hn::Add(a, b);
+      v[j | h] = hn::Sub(a, b);
+    }
 #pragma GCC unroll 8
   for (size_t i = 0; i < M; ++i) out(i, v[i]);
 }

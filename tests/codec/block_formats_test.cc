@@ -225,6 +225,23 @@ TEST(BlockReference, FusedKernelsEqualTheirComposition) {
 }
 
 // The worked examples of docs/wire_format.md, byte for byte.
+// docs/wire_format.md, "Scale storage": int8, B = 2, bf16 scale, one block [3.0, -1.5].
+TEST(BlockReference, WorkedExampleOfTheBf16Scale) {
+  WireSpec spec{Format::kInt8Block, 2};
+  spec.scale = kScaleBF16;
+  const float x[2] = {3.0f, -1.5f};
+  std::vector<uint8_t> w(WireBytes(spec, 2));
+  ASSERT_EQ(w.size(), 4u);
+  ref::Encode(spec, DType::kFloat32, x, 2, w.data());
+  EXPECT_EQ(w, (std::vector<uint8_t>{0xC2, 0x3C, 0x7F, 0xC1}));
+  float y[2];
+  ref::Decode(spec, w.data(), 2, DType::kFloat32, y);
+  EXPECT_EQ(y[0], 3.0075684f);
+  EXPECT_EQ(y[1], -1.4919434f);
+  Encode(spec, DType::kFloat32, x, 2, w.data());  // the dispatched kernel: the same bytes
+  EXPECT_EQ(w, (std::vector<uint8_t>{0xC2, 0x3C, 0x7F, 0xC1}));
+}
+
 TEST(BlockReference, WorkedExamplesOfTheWireFormatDoc) {
   struct Example {
     WireSpec spec;

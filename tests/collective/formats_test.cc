@@ -299,11 +299,13 @@ TEST(Telemetry, EstimateMatchesTheRealLoss) {
   const size_t count = 1 << 16;
   for (const Wire& w : {Wire{Codec::kInt8, Rounding::kNearest}, Wire{Codec::kInt4, Rounding::kNearest},
                         Wire{Codec::kInt8, Rounding::kStochastic}, Wire{Codec::kFp8E4M3, Rounding::kNearest}})
-    for (Phases ph : {Phases::kRS, Phases::kRSAG}) {
+    for (Phases ph : {Phases::kRS, Phases::kRSAG})
+      for (Rotation rot : {Rotation::kNone, Rotation::kHadamard}) {
       auto in = MakeInputs(4, count, DType::kFloat32, 6);
       std::vector<std::vector<float>> res(4, std::vector<float>(count, 0.0f));
       std::vector<AllReduceStats> st;
-      const AllReduceOptions o = Options({Algorithm::kTwoShot, ph}, w);
+      AllReduceOptions o = Options({Algorithm::kTwoShot, ph}, w);
+      o.rotation = rot;
       Reduce(in, o, false, &res, &st);
       for (size_t r = 0; r < 4; ++r) {
         double sq = 0, max_abs = 0;
@@ -319,7 +321,12 @@ TEST(Telemetry, EstimateMatchesTheRealLoss) {
         } else {
           EXPECT_NEAR(real_rms / st[r].rms_err_est, 1.0, 0.1) << Name(o) << " rank " << r;
         }
-        EXPECT_LE(max_abs, st[r].max_abs_err_est * (1 + 1e-4)) << Name(o);
+        // The estimates describe the encodes, which run in the rotated domain; the residual is
+        // in the caller's. Block 64 = 2^6: the rotation is orthogonal, so the RMS carries over
+        // (checked above for both), the largest single error does not (checked unrotated).
+        if (rot == Rotation::kNone) {
+          EXPECT_LE(max_abs, st[r].max_abs_err_est * (1 + 1e-4)) << Name(o);
+        }
         // N(0,1) contributions to 3/4 of the values; rs+ag also encodes the own quarter's
         // sum of 4, variance 4: RMS sqrt(3/4 + 4/4).
         EXPECT_NEAR(st[r].encoded_rms, ph == Phases::kRS ? 1.0 : std::sqrt(1.75), 0.05) << Name(o);
@@ -351,7 +358,8 @@ TEST(ErrorFeedback, ResidualsConserveTheSum) {
               before[i] += res[size_t(r)][i];
               mag[i] += std::fabs(in[size_t(r)].Get(i)) + std::fabs(res[size_t(r)][i]);
             }
-          const AllReduceOptions o = Options(c, w, 3);
+          AllReduceOptions o = Options(c, w, 3);
+          o.rotation = Rotation::kNone;  // rotated: Rotation.ErrorFeedbackResidualsConserve...
           auto out = Reduce(in, o, n == 3, &res);
           const std::string what = Name(o) + " " + std::string(DTypeName(dt)) + " n=" + std::to_string(n);
           for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]) << what;

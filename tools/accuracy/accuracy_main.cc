@@ -37,33 +37,13 @@
 #include "equarx/communicator.h"
 #include "equarx/options.h"
 #include "equarx/types.h"
+#include "accuracy.h"
 #include "experiment.h"
 #include "half.h"
 #include "random.h"
 
 namespace equarx::tools {
 namespace {
-
-struct Config {
-  Algorithm algo;
-  Phases phases;
-  bool f32_partials = false;  // the unquantized RS of phases=ag carries f32, not bf16
-  Codec codec = Codec::kInt8;
-  Rounding rounding = Rounding::kNearest;
-  // "algo phases [f32-partials]"
-  std::string base_label() const {
-    if (algo == Algorithm::kRing || algo == Algorithm::kNaiveFp8) return std::string(AlgorithmName(algo));
-    return std::string(AlgorithmName(algo)) + " " + std::string(PhasesName(phases)) +
-           (f32_partials ? " f32-partials" : "");
-  }
-  // The base label, plus the codec and rounding where they are not int8 / nearest.
-  std::string label() const {
-    std::string l = base_label();
-    if (codec != Codec::kInt8) l += " " + std::string(CodecName(codec));
-    if (rounding != Rounding::kNearest) l += " " + std::string(RoundingName(rounding));
-    return l;
-  }
-};
 
 std::optional<double> AnchorOf(const Config& c) {
   if (c.codec != Codec::kInt8 || c.rounding != Rounding::kNearest) return std::nullopt;
@@ -72,55 +52,13 @@ std::optional<double> AnchorOf(const Config& c) {
   if (full && c.phases == Phases::kRSAG) return 0.0014;
   if (c.algo == Algorithm::kSemi && c.phases == Phases::kRSAG) return 0.001;
   // Not a paper figure: the issue's target for two-shot, MSE <= 0.0008 (checked separately).
-  if (full && c.phases == Phases::kAG) return 0.0003;
+  // AG-only against the BF16 AllReduce output: the paper's reference is a unidirectional ring,
+  // and only `full` runs the same unquantized reduce-scatter (same order, same bf16 partials).
+  if (c.algo == Algorithm::kFull && c.phases == Phases::kAG && !c.f32_partials) return 0.0003;
   return std::nullopt;
 }
 
 constexpr double kTwoShotTarget = 0.0008;  // issue target: about half of full's 0.0014
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-std::string Sci(double v) { return Fmt("%.3e", v); }
-
-struct Settings {
-  // Section 4 and 5: the lists, as given.
-  std::string algos = "full,full_bidir,semi,two_shot";
-  std::string phases = "rs+ag";
-  std::string codecs = "int8,int4,fp8_e4m3,fp8_e5m2";
-  std::string roundings = "nearest,stochastic";
-  uint64_t feedback_calls = 16;
-  std::vector<Algorithm> algo_list;
-  std::vector<Phases> phases_list;
-  std::vector<Codec> codec_list;
-  std::vector<Rounding> rounding_list;
-  uint64_t ranks = 8;
-  size_t size = size_t(4096) * 4096;
-  size_t cols = 4096;
-  uint64_t seed = 1;
-  size_t block = kDefaultBlock;
-  size_t sweep_size = size_t(1) << 20;
-  uint64_t max_ranks = 16;
-  bool quick = false;
-  std::string sections = "table1,dist,ranks,formats,feedback";
-  std::string out;
-  uint64_t timeout_ms = 0;
-};
-
-class Report {
- public:
-  void Line(const std::string& s = "") {
-    text_ += s + "\n";
-    std::fputs((s + "\n").c_str(), stdout);
-    std::fflush(stdout);
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
 
 class Runner {
  public:
@@ -130,18 +68,7 @@ class Runner {
   size_t anchor_pass() const { return anchor_pass_; }
   size_t anchor_total() const { return anchor_total_; }
 
-  AllReduceOptions Options(const Config& c, size_t block) const {
-    AllReduceOptions o;
-    o.algorithm = c.algo;
-    o.phases = c.phases;
-    o.codec = c.codec;
-    o.rounding = c.rounding;
-    o.seed = s_.seed;
-    o.block = block;
-    o.timeout_ms = uint32_t(s_.timeout_ms);
-    o.f32_partials = c.f32_partials;
-    return o;
-  }
+  AllReduceOptions Options(const Config& c, size_t block) const { return OptionsFor(s_, c, block); }
 
   // Runs one configuration; records failures. Returns false if the call failed.
   bool RunOne(Bf16Experiment& e, const Config& c, size_t block, RunResult* r,
@@ -171,22 +98,25 @@ class Runner {
     rep_->Line("## 1. Table I setting: " + std::to_string(s_.ranks) + " ranks x " + std::to_string(n) +
                " bf16 N(0,1) values, int8");
     rep_->Line();
-    rep_->Line("MSE of the bf16 result against bf16(exact f64 sum of the bf16 inputs). Anchors are the "
-               "paper's Table I; PASS = within +-20%. `wire/rank` = bytes one rank sent (mean over ranks); "
-               "`ring/this` = bf16 ring wire bytes divided by this row's.");
+    rep_->Line("`MSE vs ring` is the paper's measure: the MSE of the bf16 result against the unquantized "
+               "bf16 ring's result (the BF16 AllReduce output). `MSE vs exact` is against bf16(exact f64 sum "
+               "of the bf16 inputs). Anchors are the paper's Table I, checked on `MSE vs ring`; PASS = within "
+               "+-20%. `wire/rank` = bytes one rank sent (mean over ranks); `ring/this` = bf16 ring wire "
+               "bytes divided by this row's. Every row here is the paper's setting: no rotation, f32 scales.");
     rep_->Line();
     Bf16Experiment* e = TableIExperiment();
     if (!e) return;
-    rep_->Line("| block | configuration | MSE | anchor | ratio | +-20% | rel RMS | max abs | wire/rank | ring/this | ranks agree |");
-    rep_->Line("|---:|---|---:|---:|---:|:---:|---:|---:|---:|---:|:---:|");
+    rep_->Line("| block | configuration | MSE vs ring | anchor | ratio | +-20% | MSE vs exact | rel RMS | max abs | wire/rank | ring/this | ranks agree |");
+    rep_->Line("|---:|---|---:|---:|---:|:---:|---:|---:|---:|---:|---:|:---:|");
     RunResult ring;
     if (!RunOne(*e, {Algorithm::kRing, Phases::kRSAG}, s_.block, &ring)) return;
+    ring_out_.assign(e->result(0), e->result(0) + e->count());
     const double ring_bytes = ring.call.mean_bytes_per_rank();
     table1_ring_bytes_ = ring_bytes;
-    Row("-", {Algorithm::kRing, Phases::kRSAG}, ring, ring_bytes, false);
+    Row("-", {Algorithm::kRing, Phases::kRSAG}, ring, 0.0, ring_bytes, false);
     RunResult naive;
     if (RunOne(*e, {Algorithm::kNaiveFp8, Phases::kRSAG}, s_.block, &naive))
-      Row("-", {Algorithm::kNaiveFp8, Phases::kRSAG}, naive, ring_bytes, true);
+      Row("-", {Algorithm::kNaiveFp8, Phases::kRSAG}, naive, e->MeasureAgainst(ring_out_).mse, ring_bytes, true);
     std::vector<size_t> blocks = {s_.block};
     for (size_t b : s_.quick ? std::vector<size_t>{64, 128} : std::vector<size_t>{64, 128, 32, 256})
       if (b != s_.block) blocks.push_back(b);
@@ -195,7 +125,8 @@ class Runner {
         for (Config c : std::vector<Config>{{a, Phases::kRS}, {a, Phases::kAG}, {a, Phases::kAG, true},
                                             {a, Phases::kRSAG}}) {
           RunResult r;
-          if (RunOne(*e, c, b, &r)) Row(std::to_string(b), c, r, ring_bytes, b == s_.block);
+          if (RunOne(*e, c, b, &r))
+            Row(std::to_string(b), c, r, e->MeasureAgainst(ring_out_).mse, ring_bytes, b == s_.block);
         }
       }
     }
@@ -203,12 +134,50 @@ class Runner {
     rep_->Line("Anchor rows at the default block " + std::to_string(s_.block) + ": " +
                std::to_string(anchor_pass_) + " of " + std::to_string(anchor_total_) + " within +-20%.");
     rep_->Line();
-    rep_->Line("The paper's AG-only anchor is checked on the `ag f32-partials` rows: an unquantized "
-               "reduce-scatter that adds no rounding of its own, as in an exact simulation of the "
-               "schedule (0.00032 at block 64). With bf16 partial sums on the wire (`ag` rows, the "
-               "configuration with the paper's byte count) every RS hop also rounds the running sum to "
-               "bf16, which adds about the `ring` row's MSE; those rows are reported with their ratio "
-               "to the anchor and marked `gap`, not counted in the verdict.");
+    rep_->Line("Against the bf16 ring's output the AG-only anchor is met by `full ag` without f32 partial "
+               "sums: its unquantized reduce-scatter is the reference ring's own (same direction, same "
+               "order), so the bf16 rounding of the partial sums is common to both and only the quantized "
+               "all-gather differs. `full_bidir ag` and `semi ag` sum in other orders, so their bf16 "
+               "partials differ from the reference's and their MSE vs ring adds that difference (no "
+               "anchor). Against the exact sum every `ag` row carries the bf16 partials' rounding (about "
+               "the `ring` row's MSE vs exact); the `ag f32-partials` rows, whose unquantized "
+               "reduce-scatter carries f32, show that view.");
+    rep_->Line();
+    Rotations(*e, ring_bytes);
+  }
+
+  // Section 1b: rotation and bf16 scales on the Table I data (Gaussian: the rotation must not
+  // lose here), at the default block with f32 scales and at block 32 with bf16 scales.
+  void Rotations(Bf16Experiment& e, double ring_bytes) {
+    rep_->Line("### 1b. Rotation and bf16 scales on the Table I data");
+    rep_->Line();
+    rep_->Line("The same inputs with `rotation = hadamard` (randomized Walsh-Hadamard per block before "
+               "the first encode, inverted after the last decode) and with bf16 block scales at block 32 "
+               "(the bytes of block 64 with f32 scales). N(0,1) data has no outliers, so the rotation "
+               "can only keep the error, not lower it: this checks that it does not lose here.");
+    rep_->Line();
+    rep_->Line("| block | scale | configuration | MSE vs ring | MSE vs exact | none / hadamard | wire/rank | ring/this | ranks agree |");
+    rep_->Line("|---:|---|---|---:|---:|---:|---:|---:|:---:|");
+    struct Variant { size_t block; ScaleFormat scale; };
+    for (Variant v : {Variant{s_.block, ScaleFormat::kF32}, Variant{32, ScaleFormat::kBF16}})
+      for (Algorithm a : {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi, Algorithm::kTwoShot}) {
+        double none_mse = 0;
+        for (Rotation rot : {Rotation::kNone, Rotation::kHadamard}) {
+          Config c{a, Phases::kRSAG};
+          c.rotation = rot;
+          c.scale = v.scale;
+          RunResult r;
+          if (!RunOne(e, c, v.block, &r)) continue;
+          const double mse_ring = e.MeasureAgainst(ring_out_).mse;
+          if (rot == Rotation::kNone) none_mse = mse_ring;
+          rep_->Line("| " + std::to_string(v.block) + " | " + std::string(ScaleFormatName(v.scale)) + " | " +
+                     c.label() + " | " + Sci(mse_ring) + " | " + Sci(r.err.mse) + " | " +
+                     (rot == Rotation::kHadamard ? Fmt("%.3f", mse_ring > 0 ? none_mse / mse_ring : 0.0) : "-") +
+                     " | " + Fmt("%.0f", r.call.mean_bytes_per_rank()) + " | " +
+                     Ratio(ring_bytes, r.call.mean_bytes_per_rank()) + " | " +
+                     (r.first_bad_rank < 0 ? "yes" : "NO") + " |");
+        }
+      }
     rep_->Line();
   }
 
@@ -258,82 +227,6 @@ class Runner {
                        (res.first_bad_rank < 0 ? "yes" : "NO") + " |");
           }
       }
-    rep_->Line();
-  }
-
-  // Section 5: error feedback over K repeated calls on the same inputs.
-  void Feedback() {
-    const uint64_t K = s_.feedback_calls;
-    std::unique_ptr<Bf16Experiment> e;
-    GenSpec g;
-    g.seed = s_.seed + 300;
-    g.cols = s_.cols;
-    if (Status st = Bf16Experiment::Create(int(s_.ranks), s_.sweep_size, g, &e); !st.ok()) return Fatal(st);
-    const size_t n = e->count();
-    // The exact f64 sum of the bf16 inputs (section 5 compares against it, not its bf16 rounding).
-    std::vector<double> exact(n, 0.0);
-    for (int r = 0; r < e->ranks(); ++r)
-      for (size_t i = 0; i < n; ++i) exact[i] += double(BF16ToF32(e->input(r)[i]));
-    rep_->Line("## 5. Error feedback: " + std::to_string(K) + " calls on the same " + std::to_string(s_.ranks) +
-               " ranks x " + std::to_string(n) + " bf16 N(0,1) values, block " + std::to_string(s_.block));
-    rep_->Line();
-    rep_->Line("Each row makes " + std::to_string(K) + " AllReduce calls with the same inputs. With feedback, "
-               "each rank passes its residual (`AllReduceExtras::residual`, zeros at first) from one call to "
-               "the next. `one call` = MSE of the first result, `mean of K` = MSE of the mean of the K results; "
-               "both against the exact f64 sum (not its bf16 rounding). Nearest rounding without feedback "
-               "repeats the same error; stochastic rounding averages it down like 1/K; feedback carries "
-               "what each call lost into the next, so the mean converges like 1/K^2.");
-    rep_->Line();
-    rep_->Line("| codec | configuration | rounding | feedback | MSE one call | MSE mean of K | one / mean |");
-    rep_->Line("|---|---|---|:---:|---:|---:|---:|");
-    for (Codec codec : s_.codec_list) {
-      if (!SupportsStochasticRounding(codec)) continue;  // the integer codecs
-      for (Algorithm a : {Algorithm::kFull, Algorithm::kTwoShot})
-        for (Rounding rounding : {Rounding::kNearest, Rounding::kStochastic})
-          for (bool fb : {false, true}) {
-            Config c{a, Phases::kRSAG};
-            c.codec = codec;
-            c.rounding = rounding;
-            std::vector<std::vector<float>> residual(size_t(e->ranks()), std::vector<float>(fb ? n : 0, 0.0f));
-            std::vector<AllReduceExtras> extras(size_t(e->ranks()));
-            if (fb)
-              for (size_t r = 0; r < extras.size(); ++r) extras[r].residual = residual[r].data();
-            std::vector<double> mean(n, 0.0);
-            double one = 0;
-            bool ok = true;
-            for (uint64_t k = 0; k < K && ok; ++k) {
-              AllReduceOptions o = Options(c, s_.block);
-              o.seed = s_.seed + k;  // a new seed per call, as a training loop would pass its step
-              RunResult res;
-              Status st = e->Run(o, &res, false, &extras);
-              if (!st.ok() || res.first_bad_rank >= 0) {
-                ok = false;
-                errors_.push_back(c.label() + " feedback: " + (st.ok() ? "ranks disagree" : st.ToString()));
-                break;
-              }
-              const uint16_t* got = e->result(0);
-              double sq = 0;
-              for (size_t i = 0; i < n; ++i) {
-                const double v = BF16ToF32(got[i]);
-                mean[i] += v / double(K);
-                if (k == 0) sq += (v - exact[i]) * (v - exact[i]);
-              }
-              if (k == 0) one = sq / double(n);
-            }
-            if (!ok) {
-              ok_ = false;
-              continue;
-            }
-            double msq = 0;
-            for (size_t i = 0; i < n; ++i) msq += (mean[i] - exact[i]) * (mean[i] - exact[i]);
-            msq /= double(n);
-            std::fprintf(stderr, "  [feedback] %s %s %s: one %.3e mean %.3e\n", c.base_label().c_str(),
-                         std::string(RoundingName(rounding)).c_str(), fb ? "on" : "off", one, msq);
-            rep_->Line("| " + std::string(CodecName(codec)) + " | " + c.base_label() + " | " +
-                       std::string(RoundingName(rounding)) + " | " + (fb ? "yes" : "no") + " | " + Sci(one) +
-                       " | " + Sci(msq) + " | " + Fmt("%.1fx", msq > 0 ? one / msq : 0.0) + " |");
-          }
-    }
     rep_->Line();
   }
 
@@ -430,48 +323,48 @@ class Runner {
             {Algorithm::kTwoShot, Phases::kRSAG},   {Algorithm::kFullBidir, Phases::kAG},
             {Algorithm::kNaiveFp8, Phases::kRSAG}};
   }
-  static std::string Ratio(double base, double v) { return v > 0 && base > 0 ? Fmt("%.2fx", base / v) : "-"; }
 
-  void Row(const std::string& block, const Config& c, const RunResult& r, double ring_bytes, bool check) {
+  // One Table I row; anchors are checked on `mse_ring` (against the bf16 ring's output).
+  void Row(const std::string& block, const Config& c, const RunResult& r, double mse_ring,
+           double ring_bytes, bool check) {
     const std::optional<double> anchor = AnchorOf(c);
-    if (check || block == "-") default_mse_[c.label()] = r.err.mse;
+    if (check || block == "-") default_mse_[c.label()] = mse_ring;
     std::string a = "-", ratio = "-", verdict = "";
     if (anchor) {
-      const double q = r.err.mse / *anchor;
+      const double q = mse_ring / *anchor;
       const bool pass = q >= 0.8 && q <= 1.2;
       a = Fmt("%g", *anchor);
       ratio = Fmt("%.2f", q);
-      verdict = pass ? "PASS" : "FAIL";
-      const bool bf16_rs = c.phases == Phases::kAG && !c.f32_partials;
-      if (bf16_rs) verdict = "gap";
-      if (check && !bf16_rs) {
-        ++anchor_total_;
-        if (pass) ++anchor_pass_;
-        else {
-          ok_ = false;
-          errors_.push_back(c.label() + " at block " + std::to_string(s_.block) + ": MSE " + Sci(r.err.mse) +
-                            " is " + ratio + "x the paper's " + a);
-        }
-      }
-    }
-    if (c.algo == Algorithm::kTwoShot && c.phases == Phases::kRSAG && c.codec == Codec::kInt8 &&
-        c.rounding == Rounding::kNearest) {
-      // Beyond the paper: the target for two-shot is an upper bound, not a +-20% anchor.
-      const bool pass = r.err.mse <= kTwoShotTarget;
-      a = "<= " + Fmt("%g", kTwoShotTarget);
-      ratio = Fmt("%.2f", r.err.mse / kTwoShotTarget);
       verdict = pass ? "PASS" : "FAIL";
       if (check) {
         ++anchor_total_;
         if (pass) ++anchor_pass_;
         else {
           ok_ = false;
-          errors_.push_back(c.label() + ": MSE " + Sci(r.err.mse) + " above the target " + a);
+          errors_.push_back(c.label() + " at block " + std::to_string(s_.block) + ": MSE vs ring " +
+                            Sci(mse_ring) + " is " + ratio + "x the paper's " + a);
         }
       }
     }
-    rep_->Line("| " + block + " | " + c.label() + " | " + Sci(r.err.mse) + " | " + a + " | " + ratio +
-               " | " + verdict + " | " + Sci(r.err.rel_rms) + " | " + Sci(r.err.max_abs) + " | " +
+    if (c.algo == Algorithm::kTwoShot && c.phases == Phases::kRSAG && c.codec == Codec::kInt8 &&
+        c.rounding == Rounding::kNearest) {
+      // Beyond the paper: the target for two-shot is an upper bound, not a +-20% anchor.
+      const bool pass = mse_ring <= kTwoShotTarget;
+      a = "<= " + Fmt("%g", kTwoShotTarget);
+      ratio = Fmt("%.2f", mse_ring / kTwoShotTarget);
+      verdict = pass ? "PASS" : "FAIL";
+      if (check) {
+        ++anchor_total_;
+        if (pass) ++anchor_pass_;
+        else {
+          ok_ = false;
+          errors_.push_back(c.label() + ": MSE vs ring " + Sci(mse_ring) + " above the target " + a);
+        }
+      }
+    }
+    rep_->Line("| " + block + " | " + c.label() + " | " + Sci(mse_ring) + " | " + a + " | " + ratio +
+               " | " + verdict + " | " + Sci(r.err.mse) + " | " + Sci(r.err.rel_rms) + " | " +
+               Sci(r.err.max_abs) + " | " +
                Fmt("%.0f", r.call.mean_bytes_per_rank()) + " | " + Ratio(ring_bytes, r.call.mean_bytes_per_rank()) +
                " | " + (r.first_bad_rank < 0 ? "yes" : "NO") + " |");
   }
@@ -504,7 +397,8 @@ class Runner {
   bool ok_ = true;
   size_t anchor_pass_ = 0, anchor_total_ = 0;
   std::vector<std::string> errors_;
-  std::map<std::string, double> default_mse_;  // label -> MSE at the default block
+  std::map<std::string, double> default_mse_;  // label -> MSE vs ring at the default block
+  std::vector<uint16_t> ring_out_;             // the bf16 ring's result on the Table I data
 };
 
 // "a,b,c" -> parsed values; false if any is unknown or the list is empty.
@@ -547,6 +441,8 @@ int Main(int argc, char** argv) {
   p.AddUint("timeout-ms", &s.timeout_ms, "per-call deadline in ms (0 = library default)", "MS");
   p.AddFlag("quick", &s.quick, "CI-sized run (256K elements, blocks 64/128, 64K sweeps; seconds)");
   p.AddString("out", &s.out, "write the markdown report to this file (e.g. docs/accuracy.md)", "FILE");
+  p.AddString("activations", &s.activations,
+              "section 6: a directory of AllReduce operands (equarx-gemma3 eval --dump-activations)", "DIR");
   if (Status st = p.Parse(argc, argv); !st.ok()) {
     std::fprintf(stderr, "equarx-accuracy: %s\n(run equarx-accuracy --help for usage)\n", st.message().c_str());
     return 2;
@@ -613,7 +509,10 @@ int Main(int argc, char** argv) {
   if (do_dist) run.Distributions();
   if (do_ranks) run.WorldSizes();
   if (do_formats) run.Formats();
-  if (do_feedback) run.Feedback();
+  std::vector<std::string> more_errors;
+  bool more_ok = true;
+  if (do_feedback) more_ok &= FeedbackSection(s, &rep, &more_errors);
+  if (!s.activations.empty()) more_ok &= ActivationsSection(s, &rep, &more_errors);
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!run.errors().empty()) {
     rep.Line("## Problems");

@@ -87,4 +87,16 @@ ErrorStats Bf16Experiment::MeasureValues(const std::function<float(size_t)>& got
   return all.Finish();
 }
 
+ErrorStats Bf16Experiment::MeasureAgainst(const std::vector<uint16_t>& ref) const {
+  const uint16_t* got = results_[0].data();
+  const size_t chunks = (count_ + kChunk - 1) / kChunk;
+  std::vector<ErrorAccumulator> parts(chunks);
+  ParallelChunks(count_, kChunk, [&](size_t k, size_t b, size_t end) {
+    for (size_t i = b; i < end; ++i) parts[k].Add(double(BF16ToF32(ref[i])), double(BF16ToF32(got[i])));
+  });
+  ErrorAccumulator all;
+  for (const ErrorAccumulator& p : parts) all.Merge(p);
+  return all.Finish();
+}
+
 }  // namespace equarx::tools

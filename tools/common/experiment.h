@@ -54,6 +54,9 @@ class Bf16Experiment {
   const uint16_t* result(int r) const { return results_[size_t(r)].data(); }
   /// Statistics of got(i) (an f32 value per element) against the reference.
   ErrorStats MeasureValues(const std::function<float(size_t)>& got) const;
+  /// Statistics of rank 0's last result against another reference: `ref` holds `count`
+  /// bf16 values (e.g. the unquantized bf16 ring's result, the paper's reference).
+  ErrorStats MeasureAgainst(const std::vector<uint16_t>& ref) const;
 
 
  private:
