@@ -81,11 +81,15 @@ typedef struct {
   /* since 0.3: */
   int rotation;               /* equarxRotation_t, default equarxRotationDefault */
   int scale;                  /* equarxScaleFormat_t, default equarxScaleF32 */
+  /* Any option of the library's option table by name, as "key=value,key=value" text (set it
+   * with equarxConfigSetOption; applied after the fields above). Options added to the library
+   * later reach C through this without a new field. */
+  char options[256];
 } equarxConfig_t;
 
 #define EQUARX_CONFIG_INITIALIZER                                                              \
   { sizeof(equarxConfig_t), equarxAlgoFullBidir, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, \
-    0, 1, equarxRoundNearest, 0, equarxRotationDefault, equarxScaleF32 }
+    0, 1, equarxRoundNearest, 0, equarxRotationDefault, equarxScaleF32, "" }
 
 /* Opt-in telemetry of one call on one rank (what this rank's encodes did; estimates from the
  * block scales, see equarx::AllReduceStats). Set `size` (EQUARX_STATS_INITIALIZER) so that
@@ -105,6 +109,14 @@ typedef struct {
 
 /* Fills `config` with the defaults. */
 void equarxConfigInit(equarxConfig_t* config);
+
+/* Sets option `key` (a name of the library's option table, e.g. "rotation", "block", "scale")
+ * to `value` (its text form, e.g. "hadamard", "32", "bf16") in `config`: checked now
+ * (equarxInvalidArgument for an unknown key or a bad value, with the message in
+ * equarxGetLastOptionError) and applied by the AllReduce after the struct's fields. */
+equarxResult_t equarxConfigSetOption(equarxConfig_t* config, const char* key, const char* value);
+/* The message of the last failed equarxConfigSetOption on this thread ("" if none). */
+const char* equarxGetLastOptionError(void);
 
 /* Short name of a result code, e.g. "invalid_argument". Never NULL. */
 const char* equarxGetErrorString(equarxResult_t result);

@@ -135,8 +135,14 @@ equarx::Status ToOptions(const equarxConfig_t* in, equarx::AllReduceOptions* o) 
     if (f->kind == equarx::OptionKind::kEnum && x > 255) x = 255;
     f->set(o, x);
   }
+  if (c.size >= offsetof(equarxConfig_t, options) + sizeof c.options) {
+    const std::string_view text(c.options, strnlen(c.options, sizeof c.options));
+    EQUARX_RETURN_IF_ERROR(equarx::ParseOptions(text, o));
+  }
   return equarx::Status::Ok();
 }
+
+thread_local std::string g_option_error;
 
 }  // namespace
 
@@ -147,6 +153,43 @@ void equarxConfigInit(equarxConfig_t* config) {
   const equarxConfig_t d = EQUARX_CONFIG_INITIALIZER;
   *config = d;
 }
+
+equarxResult_t equarxConfigSetOption(equarxConfig_t* config, const char* key, const char* value) {
+  g_option_error.clear();
+  if (!config || !key || !value) {
+    g_option_error = "config, key and value must not be NULL";
+    return equarxInvalidArgument;
+  }
+  if (config->size < offsetof(equarxConfig_t, options) + sizeof config->options) {
+    g_option_error = "config.size predates the options text: initialise with EQUARX_CONFIG_INITIALIZER";
+    return equarxInvalidArgument;
+  }
+  try {
+    const std::string item = std::string(key) + "=" + value;
+    if (item.find_first_of(",; \t\n") != std::string::npos) {
+      g_option_error = "option key and value must not contain separators (, ; or spaces)";
+      return equarxInvalidArgument;
+    }
+    equarx::AllReduceOptions probe;  // the same checks and messages as every front end
+    if (const equarx::Status st = equarx::ParseOptions(item, &probe); !st.ok()) {
+      g_option_error = st.message();
+      return equarxInvalidArgument;
+    }
+    const size_t used = strnlen(config->options, sizeof config->options);
+    const std::string add = (used ? "," : "") + item;
+    if (used + add.size() + 1 > sizeof config->options) {
+      g_option_error = "config.options is full (" + std::to_string(sizeof config->options) + " bytes)";
+      return equarxInvalidArgument;
+    }
+    std::memcpy(config->options + used, add.c_str(), add.size() + 1);
+    return equarxSuccess;
+  } catch (...) {
+    g_option_error = "internal: exception in equarxConfigSetOption";
+    return equarxInternalError;
+  }
+}
+
+const char* equarxGetLastOptionError(void) { return g_option_error.c_str(); }
 
 const char* equarxGetErrorString(equarxResult_t result) {
   switch (result) {

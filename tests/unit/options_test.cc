@@ -156,3 +156,40 @@ TEST(Options, CConfigCarriesEveryAgreedOption) {
 
 }  // namespace
 }  // namespace equarx
+
+namespace equarx {
+namespace {
+
+TEST(Options, CConfigSetOptionReachesEveryOptionByName) {
+  equarxConfig_t c = EQUARX_CONFIG_INITIALIZER;
+  EXPECT_EQ(equarxConfigSetOption(&c, "blok", "64"), equarxInvalidArgument);
+  EXPECT_NE(std::string(equarxGetLastOptionError()).find("unknown option 'blok'"), std::string::npos);
+  EXPECT_EQ(equarxConfigSetOption(&c, "rotation", "fourier"), equarxInvalidArgument);
+  EXPECT_NE(std::string(equarxGetLastOptionError()).find("unknown rotation 'fourier'"), std::string::npos);
+  EXPECT_EQ(equarxConfigSetOption(&c, "block", "32,seed=1"), equarxInvalidArgument);
+  EXPECT_EQ(equarxConfigSetOption(nullptr, "block", "32"), equarxInvalidArgument);
+  EXPECT_STREQ(c.options, "");
+  ASSERT_EQ(equarxConfigSetOption(&c, "block", "32"), equarxSuccess);
+  ASSERT_EQ(equarxConfigSetOption(&c, "scale", "bf16"), equarxSuccess);
+  EXPECT_STREQ(c.options, "block=32,scale=bf16");
+  EXPECT_STREQ(equarxGetLastOptionError(), "");
+  // The text wins over the struct's fields, and a mismatch names the option on every rank.
+  equarxComm_t comms[2];
+  ASSERT_EQ(equarxCommCreateInProcess(2, comms), equarxSuccess);
+  equarxConfig_t cfg[2] = {c, c};
+  ASSERT_EQ(equarxConfigSetOption(&cfg[1], "microshards", "3"), equarxSuccess);
+  std::vector<float> buf[2] = {std::vector<float>(256, 1.0f), std::vector<float>(256, 2.0f)};
+  equarxResult_t res[2];
+  std::thread t([&] { res[1] = equarxAllReduce(buf[1].data(), buf[1].data(), 256, equarxFloat32, &cfg[1], comms[1]); });
+  res[0] = equarxAllReduce(buf[0].data(), buf[0].data(), 256, equarxFloat32, &cfg[0], comms[0]);
+  t.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(res[r], equarxMismatch);
+    EXPECT_NE(std::string(equarxCommGetLastError(comms[r])).find("passes microshards 3"), std::string::npos)
+        << equarxCommGetLastError(comms[r]);
+  }
+  for (int r = 0; r < 2; ++r) equarxCommDestroy(comms[r]);
+}
+
+}  // namespace
+}  // namespace equarx

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/rotation_speed.sh — what the rotation (rotation = hadamard) costs: the transform kernels
+# beside the fused codec kernel (Google Benchmark, every SIMD target the CPU has, L2-resident
+# and 64 MiB data), and whole in-process calls, N = 8 ranks x 64 MiB bf16, rotation none vs
+# hadamard side by side in one equarx-perf run (medians of --iters). Raw output goes to
+# bench/results/rotation/; docs/performance.md quotes it.
+#
+#   bash bench/rotation_speed.sh [--iters 5]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ITERS=5
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --iters) ITERS=$2; shift ;;
+    *) echo "usage: bench/rotation_speed.sh [--iters N]" >&2; exit 2 ;;
+  esac
+  shift
+done
+B=build/release
+RES=bench/results/rotation
+mkdir -p "$RES"
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/codec || echo ' (+ uncommitted changes)')"
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$B/tools/info/equarx-info" | sed -n 2,3p
+} >"$RES/env.txt"
+FILTER='(Memcpy|Int8Encode<64, F32>|Int8DecodeAccumulateEncode<64, (F32|BF16)>|Rotate(Forward|Inverse)<64, (F32|BF16)>)/(16384|16777216)$'
+for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
+  [[ $target == SCALAR || $target == SSSE3 ]] && continue
+  echo "== codec kernels, $target" >&2
+  GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
+    "$B/bench/codec/equarx_codec_bench" --simd_target="$target" --benchmark_filter="$FILTER" \
+    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
+    >"$RES/codec_${target}.json"
+done
+echo "== in-process calls" >&2
+"$B/tools/perf/equarx-perf" -b 64M -e 64M -n "$ITERS" -w 1 -c 0 -d bf16 --ranks 8 \
+  --algo full_bidir,semi,two_shot --rotation none,hadamard -J "$RES/perf_n8_64m.jsonl" \
+  | tee "$RES/perf_n8_64m.txt"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/env.txt"
