@@ -17,15 +17,15 @@ int HardwareThreads() {
 
 std::string ReduceConfig::Name() const {
   std::string s(equarx::AlgorithmName(options.algorithm));
-  if (equarx::IsQuantized(options.algorithm) && options.algorithm != equarx::Algorithm::kNaiveFp8) {
+  if (equarx::TakesCodec(options.algorithm)) {
     s.append(" ").append(equarx::PhasesName(options.phases)).append(" ");
     s.append(equarx::CodecName(options.codec)).append(" B").append(std::to_string(options.block));
   }
   // The rotation as it runs (default resolves per codec; the ring only rotates when asked).
   equarx::Rotation r = options.rotation;
   if (r == equarx::Rotation::kDefault)
-    r = equarx::IsQuantized(options.algorithm) && options.algorithm != equarx::Algorithm::kNaiveFp8
-            ? equarx::DefaultRotation(options.codec) : equarx::Rotation::kNone;
+    r = equarx::TakesCodec(options.algorithm) ? equarx::DefaultRotation(options.codec)
+                                               : equarx::Rotation::kNone;
   if (r == equarx::Rotation::kHadamard) s += " hadamard";
   if (options.scale == equarx::ScaleFormat::kBF16) s += " bf16-scale";
   if (options.rounding == equarx::Rounding::kStochastic) s += " sr";

@@ -52,6 +52,8 @@ usage: bench/netem/run.sh [options]
   --phases LIST       phases on bf16 data (default rs,ag,rs+ag)
   --f32-phases LIST   phases on f32 data (default rs+ag)
   --block N           int8 block (default 128)
+  --rotation LIST     rotation of every equarx-perf launch: none, hadamard or a comma list (each
+                      row records it); default: the library's (hadamard for int8, none for fp8)
   --check 0|1         error check against the f64 sum (default 1)
   --out DIR           results directory (default out/netem/YYYYmmdd-HHMMSS)
   --prefix NAME       namespace name prefix, [a-z][a-z0-9-]{0,19} (default eqx-PID)
@@ -77,7 +79,7 @@ HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
-DATA_PATH=mpi
+DATA_PATH=mpi ROTATION=
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
 OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
@@ -93,6 +95,7 @@ while [[ $# -gt 0 ]]; do
     --overlap-sizes) OVERLAP_SIZES=$2; shift ;;
     --overlap-algos) OVERLAP_ALGOS=$2; shift ;;
     --algos) ALGOS=$2; shift ;;
+    --rotation) ROTATION=$2; shift ;;
     --codecs) CODECS=$2; shift ;;
     --format-algos) FORMAT_ALGOS=$2; shift ;;
     --rounding) ROUNDING=$2; shift ;;
@@ -341,7 +344,10 @@ link_check() {   # one TCP stream h0 -> h1 for 3 s with iperf3 (if installed): t
   echo "H=$CUR_H rate=$rate link check (iperf3, 1 stream, 3 s): ${res:-failed}" >>"$OUT/env.txt"
 }
 
-perf_common() { PERF_ARGS=(-n "$ITERS" -w "$WARMUP" -c "$CHECK" --block "$BLOCK"); }
+perf_common() {
+  PERF_ARGS=(-n "$ITERS" -w "$WARMUP" -c "$CHECK" --block "$BLOCK")
+  if [[ -n $ROTATION ]]; then PERF_ARGS+=(--rotation "$ROTATION"); fi
+}
 
 run_all_configs() {   # for the current topology and RATE
   local rate=$1 tag="H${CUR_H}_$1"

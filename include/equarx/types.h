@@ -108,4 +108,9 @@ bool SupportsStochasticRounding(Codec c);
 /// Whether an algorithm quantizes at all (everything except kRing and kAuto).
 bool IsQuantized(Algorithm a);
 
+/// Whether an algorithm takes the codec options (phases, codec, block, scale, rounding,
+/// rotation): every algorithm except the unquantized ring and naive_fp8 (a fixed e5m2 cast);
+/// kAuto passes them to what it picks.
+bool TakesCodec(Algorithm a);
+
 }  // namespace equarx

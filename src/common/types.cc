@@ -139,4 +139,6 @@ bool SupportsStochasticRounding(Codec c) { return c == Codec::kInt8 || c == Code
 
 bool IsQuantized(Algorithm a) { return a != Algorithm::kRing && a != Algorithm::kAuto; }
 
+bool TakesCodec(Algorithm a) { return a != Algorithm::kRing && a != Algorithm::kNaiveFp8; }
+
 }  // namespace equarx

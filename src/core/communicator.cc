@@ -73,10 +73,9 @@ AllReduceOptions Resolve(const AllReduceOptions& in, const env::Settings& env) {
   if (o.microshards == 0) o.microshards = env.microshards;
   if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
   if (o.rotation == Rotation::kDefault) {
-    if (o.algorithm == Algorithm::kRing) o.rotation = Rotation::kNone;
+    if (!TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
     else if (env.rotation) o.rotation = *env.rotation;
     else o.rotation = DefaultRotation(o.codec);
-    if (o.algorithm == Algorithm::kNaiveFp8) o.rotation = Rotation::kNone;
   }
   return o;
 }

@@ -233,9 +233,11 @@ TEST(NonFinite, NanAndInfLandExactlyWhereTheIeeeSumHasThem) {
       o.algorithm = Algorithm::kRing;
       auto out = Reduce(in, o, false);
       auto exact = ExactSum(in);
-      for (size_t i = 0; i < count; ++i)
-        if (!std::isfinite(exact[i]))
+      for (size_t i = 0; i < count; ++i) {
+        if (!std::isfinite(exact[i])) {
           ASSERT_TRUE(std::isnan(exact[i]) ? std::isnan(out[0].Get(i)) : out[0].Get(i) == exact[i]);
+        }
+      }
     }
 }
 

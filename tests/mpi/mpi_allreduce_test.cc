@@ -103,8 +103,9 @@ TEST_F(Mpi, TransportCountsThePlannedWireBytes) {
   o.validate = false;
   Status st = comm_->AllReduce(a.data(), b.data(), a.size(), DType::kBFloat16, o);
   ASSERT_TRUE(st.ok()) << st.ToString();
-  if (Rank() == 0)
+  if (Rank() == 0) {
     EXPECT_EQ(comm_->stats().bytes_sent, Communicator::WireBytesPerRank(a.size(), DType::kBFloat16, Size(), o));
+  }
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct Config {
   ScaleFormat scale = ScaleFormat::kF32;
   // "algo phases [f32-partials]"
   std::string base_label() const {
-    if (algo == Algorithm::kRing || algo == Algorithm::kNaiveFp8) return std::string(AlgorithmName(algo));
+    if (!TakesCodec(algo)) return std::string(AlgorithmName(algo));
     return std::string(AlgorithmName(algo)) + " " + std::string(PhasesName(phases)) +
            (f32_partials ? " f32-partials" : "");
   }

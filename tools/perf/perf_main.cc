@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     AllReduceOptions base;
     base.seed = s.seed;
     if (a != "mpi") base.algorithm = *ParseAlgorithm(a);
-    const bool q = a != "mpi" && a != "ring" && a != "naive_fp8";
+    const bool q = a != "mpi" && TakesCodec(*ParseAlgorithm(a));
     for (AllReduceOptions o : flags.Expand(base)) {
       if (!q) {
         const AllReduceOptions d;
