@@ -53,11 +53,13 @@ struct Settings {
   std::string phases = "rs+ag";
   std::string codecs = "int8,int4,fp8_e4m3,fp8_e5m2";
   std::string roundings = "nearest,stochastic";
+  std::string rotations = "none";  // section 4; sections 1 and 1b pin their own
   uint64_t feedback_calls = 16;
   std::vector<Algorithm> algo_list;
   std::vector<Phases> phases_list;
   std::vector<Codec> codec_list;
   std::vector<Rounding> rounding_list;
+  std::vector<Rotation> rotation_list;
   uint64_t ranks = 8;
   size_t size = size_t(4096) * 4096;
   size_t cols = 4096;

@@ -208,10 +208,12 @@ class Runner {
       for (Rounding rounding : s_.rounding_list) {
         if (rounding == Rounding::kStochastic && !SupportsStochasticRounding(codec)) continue;
         for (Algorithm a : s_.algo_list)
-          for (Phases ph : s_.phases_list) {
+          for (Phases ph : s_.phases_list)
+            for (Rotation rot : s_.rotation_list) {
             Config c{a, ph};
             c.codec = codec;
             c.rounding = rounding;
+            c.rotation = rot;
             std::vector<AllReduceStats> stats(size_t(e->ranks()));
             std::vector<AllReduceExtras> extras(size_t(e->ranks()));
             for (size_t r = 0; r < extras.size(); ++r) extras[r].stats = &stats[r];
@@ -220,7 +222,8 @@ class Runner {
             uint64_t clipped = 0;
             for (const AllReduceStats& st : stats) clipped += st.clipped;
             rep_->Line("| " + std::string(CodecName(codec)) + " | " + std::string(RoundingName(rounding)) +
-                       " | " + c.base_label() + " | " + Sci(res.err.mse) + " | " + Sci(res.err.rel_rms) + " | " +
+                       " | " + c.base_label() + (rot == Rotation::kHadamard ? " hadamard" : "") + " | " +
+                       Sci(res.err.mse) + " | " + Sci(res.err.rel_rms) + " | " +
                        Sci(res.err.max_abs) + " | " + Fmt("%.0f", res.call.mean_bytes_per_rank()) + " | " +
                        Ratio(table1_ring_bytes_, res.call.mean_bytes_per_rank()) + " | " +
                        Sci(stats[0].rel_rms_err_est) + " | " + std::to_string(clipped) + " | " +
@@ -437,6 +440,7 @@ int Main(int argc, char** argv) {
   p.AddString("phases", &s.phases, "phases of section 4 (default " + s.phases + ")", "LIST");
   p.AddString("codec", &s.codecs, "codecs of sections 4-5 (default " + s.codecs + ")", "LIST");
   p.AddString("rounding", &s.roundings, "roundings of section 4 (default " + s.roundings + ")", "LIST");
+  p.AddString("rotation", &s.rotations, "rotations of section 4: none, hadamard (default " + s.rotations + ")", "LIST");
   p.AddUint("feedback-calls", &s.feedback_calls, "repeated calls of section 5 (default 16)", "K");
   p.AddUint("timeout-ms", &s.timeout_ms, "per-call deadline in ms (0 = library default)", "MS");
   p.AddFlag("quick", &s.quick, "CI-sized run (256K elements, blocks 64/128, 64K sweeps; seconds)");
@@ -472,6 +476,7 @@ int Main(int argc, char** argv) {
   if (!ParseList(s.phases, ParsePhases, &s.phases_list)) bad = "--phases " + s.phases;
   if (!ParseList(s.codecs, ParseCodec, &s.codec_list)) bad = "--codec " + s.codecs;
   if (!ParseList(s.roundings, ParseRounding, &s.rounding_list)) bad = "--rounding " + s.roundings;
+  if (!ParseList(s.rotations, ParseRotation, &s.rotation_list)) bad = "--rotation " + s.rotations;
   if (!bad.empty() || s.feedback_calls < 1 || s.feedback_calls > 10000) {
     std::fprintf(stderr, "equarx-accuracy: bad list %s (see --help for the names)\n",
                  bad.empty() ? "--feedback-calls" : bad.c_str());

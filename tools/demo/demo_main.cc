@@ -10,6 +10,7 @@
 // not the link-bandwidth win; wire bytes show what a bandwidth-bound network would carry.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ int Main(int argc, char** argv) {
   uint64_t ranks = 8, iters = 5, seed = 1;
   size_t size = size_t(2) << 20, block = kDefaultBlock;
   ArgParser p("equarx-demo", "[options]");
+  std::string rotation_s = "default";
+  p.AddString("rotation", &rotation_s,
+              "rotation of the quantized rows: default (the codec's: hadamard for int8), none, hadamard", "R");
   p.AddUint("ranks", &ranks, "ranks (threads), default 8");
   p.AddSize("size", &size, "bf16 elements per rank, default 2M (4 MiB)");
   p.AddSize("block", &block, "int8 scale block, default 64", "B");
@@ -49,6 +53,11 @@ int Main(int argc, char** argv) {
     std::fputs(p.Help().c_str(), stdout);
     return 0;
   }
+  const std::optional<Rotation> rotation = ParseRotation(rotation_s);
+  if (!rotation) {
+    std::fprintf(stderr, "equarx-demo: unknown rotation '%s' (default, none, hadamard)\n", rotation_s.c_str());
+    return 2;
+  }
   if (ranks < 1 || ranks > 256 || iters < 1 || iters > 1000 || block < kMinBlock || block > kMaxBlock ||
       !p.positional().empty()) {
     std::fprintf(stderr, "equarx-demo: bad arguments (ranks 1..256, iters 1..1000, block %zu..%zu)\n",
@@ -57,9 +66,9 @@ int Main(int argc, char** argv) {
   }
 
   std::printf("equarx demo: %llu ranks x %zu bf16 N(0,1) values (%s per rank), int8 block %zu, "
-              "median of %llu iterations\n",
+              "rotation %s, median of %llu iterations\n",
               static_cast<unsigned long long>(ranks), size, FormatBytes(double(size) * 2).c_str(), block,
-              static_cast<unsigned long long>(iters));
+              rotation_s.c_str(), static_cast<unsigned long long>(iters));
   std::printf("error vs bf16(exact f64 sum of the bf16 inputs); ratios vs the bf16 ring\n\n");
   std::unique_ptr<Bf16Experiment> e;
   GenSpec g;
@@ -82,6 +91,7 @@ int Main(int argc, char** argv) {
     opt.algorithm = row.algo;
     opt.phases = row.phases;
     opt.block = block;
+    if (TakesCodec(row.algo)) opt.rotation = *rotation;  // (the ring and naive_fp8 never rotate here)
     RunResult first;
     std::vector<double> times;
     bool agree = true;
