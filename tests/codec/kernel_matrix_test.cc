@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "per_target.h"
 
 namespace equarx::codec {
 namespace {
@@ -68,14 +69,7 @@ void ExpectSameStats(const EncodeStats& a, const EncodeStats& b, const char* wha
   EXPECT_EQ(a.sum_sq_values, b.sum_sq_values) << what;
 }
 
-class KernelMatrix : public ::testing::TestWithParam<int64_t> {
- protected:
-  void SetUp() override {
-    ForceTarget(GetParam());
-    ASSERT_EQ(CurrentTarget(), GetParam());
-  }
-  void TearDown() override { ForceTarget(0); }
-};
+class KernelMatrix : public PerTargetTest {};
 
 TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
   std::mt19937 rng(uint32_t(GetParam() * 7 + 3));
@@ -127,12 +121,7 @@ TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
       }
 }
 
-std::string TargetParamName(const ::testing::TestParamInfo<int64_t>& info) {
-  return TargetName(info.param);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllTargets, KernelMatrix, ::testing::ValuesIn(AvailableTargets()),
-                         TargetParamName);
+EQUARX_INSTANTIATE_PER_TARGET(KernelMatrix);
 
 // The bf16 scale: two bytes per block, the f32 scale rounded up (no value exceeds the code
 // range), decoding exactly what the f32-scale wire decodes up to that rounding.

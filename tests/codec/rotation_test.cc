@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "per_target.h"
 
 namespace equarx::codec {
 namespace {
@@ -163,14 +164,7 @@ TEST(RotationReference, SafeToRotate) {
     }
 }
 
-class RotationPerTarget : public ::testing::TestWithParam<int64_t> {
- protected:
-  void SetUp() override {
-    ForceTarget(GetParam());
-    ASSERT_EQ(CurrentTarget(), GetParam());
-  }
-  void TearDown() override { ForceTarget(0); }
-};
+class RotationPerTarget : public PerTargetTest {};
 
 TEST_P(RotationPerTarget, BitwiseEqualToReference) {
   std::mt19937 rng(uint32_t(GetParam() * 13 + 5));
@@ -200,12 +194,7 @@ TEST_P(RotationPerTarget, BitwiseEqualToReference) {
       }
 }
 
-std::string TargetParamName(const ::testing::TestParamInfo<int64_t>& info) {
-  return TargetName(info.param);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllTargets, RotationPerTarget, ::testing::ValuesIn(AvailableTargets()),
-                         TargetParamName);
+EQUARX_INSTANTIATE_PER_TARGET(RotationPerTarget);
 
 }  // namespace
 }  // namespace equarx::codec

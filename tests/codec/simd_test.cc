@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "per_target.h"
 
 namespace equarx::codec {
 namespace {
@@ -64,14 +65,7 @@ std::string Where(int64_t target, size_t B, size_t n, DType t) {
          " dtype=" + std::string(DTypeName(t));
 }
 
-class PerTarget : public ::testing::TestWithParam<int64_t> {
- protected:
-  void SetUp() override {
-    ForceTarget(GetParam());
-    ASSERT_EQ(CurrentTarget(), GetParam());
-  }
-  void TearDown() override { ForceTarget(0); }
-};
+class PerTarget : public PerTargetTest {};
 
 TEST_P(PerTarget, Int8KernelsMatchReference) {
   std::mt19937 rng(uint32_t(GetParam() * 31 + 1));
@@ -326,12 +320,7 @@ TEST_P(PerTarget, ConvertMatchesReferenceOnEveryPattern) {
   }
 }
 
-std::string TargetParamName(const ::testing::TestParamInfo<int64_t>& info) {
-  return TargetName(info.param);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllTargets, PerTarget, ::testing::ValuesIn(AvailableTargets()),
-                         TargetParamName);
+EQUARX_INSTANTIATE_PER_TARGET(PerTarget);
 
 TEST(Targets, ForceTargetSwitchesAndRestores) {
   TargetGuard guard;

@@ -60,33 +60,15 @@ std::string Name(const AllReduceOptions& o) {
          std::string(CodecName(o.codec)) + "/" + std::string(RoundingName(o.rounding));
 }
 
-// Runs the AllReduce on every rank (with per-rank extras if given); returns the outputs.
 std::vector<Buffer> Reduce(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
                            std::vector<std::vector<float>>* residuals = nullptr,
                            std::vector<AllReduceStats>* stats = nullptr) {
-  const int n = int(in.size());
-  std::vector<Buffer> out = in;
-  if (stats) stats->assign(size_t(n), AllReduceStats{});
-  auto st = RunRanks(n, [&](Communicator& c) {
-    const size_t r = size_t(c.rank());
-    const Buffer& src = in_place ? out[r] : in[r];
-    AllReduceExtras x;
-    if (residuals) x.residual = (*residuals)[r].data();
-    if (stats) x.stats = &(*stats)[r];
-    return c.AllReduce(src.data(), out[r].data(), in[0].size(), in[0].dtype, o, x);
-  });
-  for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
-  return out;
+  return ReduceAll(in, o, in_place, residuals, stats);
 }
 
 void ExpectWithinBound(const std::vector<Buffer>& in, const std::vector<Buffer>& out,
                        const AllReduceOptions& o, const std::string& what) {
-  for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]) << what << ": rank " << r << " differs";
-  const auto exact = ExactSum(in);
-  const auto bound = ErrorBound(in, o, in[0].dtype);
-  for (size_t i = 0; i < exact.size(); ++i)
-    ASSERT_LE(std::fabs(out[0].Get(i) - exact[i]), bound[i])
-        << what << " element " << i << " got " << out[0].Get(i) << " exact " << exact[i];
+  ExpectAgreeAndWithinBound(in, out, o, what);
 }
 
 TEST(Formats, WithinErrorBoundAndIdenticalOnEveryRank) {

@@ -25,34 +25,12 @@ namespace {
 std::vector<Buffer> Reduce(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
                            std::vector<std::vector<float>>* residuals = nullptr,
                            std::vector<AllReduceStats>* stats = nullptr) {
-  const int n = int(in.size());
-  std::vector<Buffer> out = in;
-  if (stats) stats->assign(size_t(n), AllReduceStats{});
-  auto st = RunRanks(n, [&](Communicator& c) {
-    const size_t r = size_t(c.rank());
-    const Buffer& src = in_place ? out[r] : in[r];
-    AllReduceExtras x;
-    if (residuals) x.residual = (*residuals)[r].data();
-    if (stats) x.stats = &(*stats)[r];
-    return c.AllReduce(src.data(), out[r].data(), in[0].size(), in[0].dtype, o, x);
-  });
-  for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
-  return out;
+  return ReduceAll(in, o, in_place, residuals, stats);
 }
 
 std::string Name(const AllReduceOptions& o, int n, size_t count, DType dt) {
   return FormatNonDefaultOptions(o) + " n=" + std::to_string(n) + " count=" + std::to_string(count) +
          " " + std::string(DTypeName(dt));
-}
-
-void ExpectAgreeAndWithinBound(const std::vector<Buffer>& in, const std::vector<Buffer>& out,
-                               const AllReduceOptions& o, const std::string& what) {
-  for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]) << what << ": rank " << r << " differs";
-  const auto exact = ExactSum(in);
-  const auto bound = ErrorBound(in, o, in[0].dtype);
-  for (size_t i = 0; i < exact.size(); ++i)
-    ASSERT_LE(std::fabs(out[0].Get(i) - exact[i]), bound[i])
-        << what << " element " << i << " got " << out[0].Get(i) << " exact " << exact[i];
 }
 
 // Inputs with a few outlier channels (as in a transformer's residual stream).

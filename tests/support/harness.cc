@@ -1,7 +1,12 @@
 // Thread-rank harness (see harness.h).
 #include "support/harness.h"
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <thread>
+
+#include "support/oracle.h"
 
 namespace equarx::testing {
 
@@ -20,6 +25,34 @@ std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& 
   Status st = CreateInProcessGroup(n, &comms);
   if (!st.ok()) return std::vector<Status>(size_t(n > 0 ? n : 1), st);
   return RunRanks(comms, fn);
+}
+
+std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
+                              std::vector<std::vector<float>>* residuals,
+                              std::vector<AllReduceStats>* stats) {
+  const int n = int(in.size());
+  std::vector<Buffer> out = in;
+  if (stats) stats->assign(size_t(n), AllReduceStats{});
+  auto st = RunRanks(n, [&](Communicator& c) {
+    const size_t r = size_t(c.rank());
+    const Buffer& src = in_place ? out[r] : in[r];
+    AllReduceExtras x;
+    if (residuals) x.residual = (*residuals)[r].data();
+    if (stats) x.stats = &(*stats)[r];
+    return c.AllReduce(src.data(), out[r].data(), in[0].size(), in[0].dtype, o, x);
+  });
+  for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
+  return out;
+}
+
+void ExpectAgreeAndWithinBound(const std::vector<Buffer>& in, const std::vector<Buffer>& out,
+                               const AllReduceOptions& o, const std::string& what) {
+  for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]) << what << ": rank " << r << " differs";
+  const auto exact = ExactSum(in);
+  const auto bound = ErrorBound(in, o, in[0].dtype);
+  for (size_t i = 0; i < exact.size(); ++i)
+    ASSERT_LE(std::fabs(out[0].Get(i) - exact[i]), bound[i])
+        << what << " element " << i << " got " << out[0].Get(i) << " exact " << exact[i];
 }
 
 }  // namespace equarx::testing

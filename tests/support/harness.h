@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "equarx/communicator.h"
@@ -17,5 +18,19 @@ std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& 
 /// The same on an existing group (reuses the communicators' scratch across calls).
 std::vector<Status> RunRanks(std::vector<std::unique_ptr<Communicator>>& comms,
                              const std::function<Status(Communicator&)>& fn);
+
+struct Buffer;
+
+/// One AllReduce of in[r] on every rank r of a new in-process group (in place when asked),
+/// with per-rank error-feedback residuals and telemetry if given; every rank must succeed
+/// (a gtest failure otherwise). Returns every rank's output.
+std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
+                              std::vector<std::vector<float>>* residuals = nullptr,
+                              std::vector<AllReduceStats>* stats = nullptr);
+
+/// Every rank's output bitwise equal to rank 0's, and each element of rank 0's within the
+/// configuration's error bound (support/oracle.h, ErrorBound) of the exact sum.
+void ExpectAgreeAndWithinBound(const std::vector<Buffer>& in, const std::vector<Buffer>& out,
+                               const AllReduceOptions& o, const std::string& what);
 
 }  // namespace equarx::testing

@@ -14,6 +14,14 @@
 namespace equarx {
 namespace {
 
+// One C AllReduce of 256 floats on each of two in-process ranks, each with its own config.
+void RunTwoRanks(equarxComm_t comms[2], const equarxConfig_t cfg[2], equarxResult_t res[2]) {
+  std::vector<float> buf[2] = {std::vector<float>(256, 1.0f), std::vector<float>(256, 2.0f)};
+  std::thread t([&] { res[1] = equarxAllReduce(buf[1].data(), buf[1].data(), 256, equarxFloat32, &cfg[1], comms[1]); });
+  res[0] = equarxAllReduce(buf[0].data(), buf[0].data(), 256, equarxFloat32, &cfg[0], comms[0]);
+  t.join();
+}
+
 TEST(Options, FormatThenParseGivesTheSameOptions) {
   AllReduceOptions o;
   o.algorithm = Algorithm::kTwoShot;
@@ -140,11 +148,8 @@ TEST(Options, CConfigCarriesEveryAgreedOption) {
     equarxConfig_t cfg[2] = {EQUARX_CONFIG_INITIALIZER, EQUARX_CONFIG_INITIALIZER};
     cfg[0].rotation = cfg[1].rotation = equarxRotationNone;
     k.set(&cfg[1]);
-    std::vector<float> buf[2] = {std::vector<float>(256, 1.0f), std::vector<float>(256, 2.0f)};
     equarxResult_t res[2];
-    std::thread t([&] { res[1] = equarxAllReduce(buf[1].data(), buf[1].data(), 256, equarxFloat32, &cfg[1], comms[1]); });
-    res[0] = equarxAllReduce(buf[0].data(), buf[0].data(), 256, equarxFloat32, &cfg[0], comms[0]);
-    t.join();
+    RunTwoRanks(comms, cfg, res);
     for (int r = 0; r < 2; ++r) {
       EXPECT_EQ(res[r], equarxMismatch) << k.name << " rank " << r;
       const std::string msg = equarxCommGetLastError(comms[r]);
@@ -153,12 +158,6 @@ TEST(Options, CConfigCarriesEveryAgreedOption) {
   }
   for (int r = 0; r < 2; ++r) equarxCommDestroy(comms[r]);
 }
-
-}  // namespace
-}  // namespace equarx
-
-namespace equarx {
-namespace {
 
 TEST(Options, CConfigSetOptionReachesEveryOptionByName) {
   equarxConfig_t c = EQUARX_CONFIG_INITIALIZER;
@@ -178,11 +177,8 @@ TEST(Options, CConfigSetOptionReachesEveryOptionByName) {
   ASSERT_EQ(equarxCommCreateInProcess(2, comms), equarxSuccess);
   equarxConfig_t cfg[2] = {c, c};
   ASSERT_EQ(equarxConfigSetOption(&cfg[1], "microshards", "3"), equarxSuccess);
-  std::vector<float> buf[2] = {std::vector<float>(256, 1.0f), std::vector<float>(256, 2.0f)};
   equarxResult_t res[2];
-  std::thread t([&] { res[1] = equarxAllReduce(buf[1].data(), buf[1].data(), 256, equarxFloat32, &cfg[1], comms[1]); });
-  res[0] = equarxAllReduce(buf[0].data(), buf[0].data(), 256, equarxFloat32, &cfg[0], comms[0]);
-  t.join();
+  RunTwoRanks(comms, cfg, res);
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(res[r], equarxMismatch);
     EXPECT_NE(std::string(equarxCommGetLastError(comms[r])).find("passes microshards 3"), std::string::npos)

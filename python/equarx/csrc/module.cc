@@ -28,20 +28,11 @@ std::vector<Row> Rows(const EnumInfo* t, size_t n) {
 }
 
 // One option by name (a key of the library's option table, equarx/options.h), its value as
-// text: the same names, values and checks as every other front end.
+// text: the same names, values, checks and messages as every other front end.
 Status SetOption(AllReduceOptions* o, std::string_view key, std::string_view v) {
-  const OptionField* f = FindOptionField(key);
-  if (!f) {
-    size_t n = 0;
-    const OptionField* t = OptionFields(&n);
-    std::string keys;
-    for (size_t i = 0; i < n; ++i) keys += (i ? ", " : "") + std::string(t[i].name);
-    return InvalidArgument("unknown option '" + std::string(key) + "' (valid: " + keys + ")");
-  }
-  uint64_t x = 0;
-  EQUARX_RETURN_IF_ERROR(ParseOptionValue(*f, v, &x));
-  f->set(o, x);
-  return Status::Ok();
+  if (v.find_first_of(",; \t\n") != std::string_view::npos)
+    return InvalidArgument("option " + std::string(key) + "='" + std::string(v) + "' is not a single value");
+  return ParseOptions(std::string(key) + "=" + std::string(v), o);
 }
 
 std::string ValueText(nb::handle v, const std::string& key) {
