@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport/transport.h"
 
@@ -42,5 +43,9 @@ using AllGather = std::function<Status(const void* mine, size_t bytes, void* all
 /// call it with the same `size`.
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
                              const SocketOptions& options, std::unique_ptr<Transport>* out);
+
+/// Internal (socket_setup.cc -> socket_transport.cc): the data loop over a finished mesh.
+/// fds[p] is the connected, non-blocking socket to rank p (-1 for this rank); it takes them.
+std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds);
 
 }  // namespace equarx::transport
