@@ -7,15 +7,19 @@
 // reset or end-of-stream fails the requests of that one peer with kRemoteError, and every
 // wait sleeps in poll() until the deadline, so nothing hangs.
 //
-// Design: a full mesh of TCP connections, set up once. Every rank listens on an ephemeral port
-// and publishes {host name, IPv4 address, port} through a caller-supplied all-gather (MPI's,
-// in CreateMpiCommunicator); rank i then connects to every rank j < i and accepts every rank
-// j > i, each connection opened by a hello that names its rank. Ranks on the same host (equal
-// host names) use the loopback address. A message is a 16-byte header {tag, length} and its
-// payload. Receives are matched by (source, tag) in posting order, as in MPI: a header that
-// meets a posted receive streams straight into the caller's buffer; otherwise the message is
-// read into a buffer of its own until a receive claims it. Progress happens inside Isend,
-// Wait and Test (non-blocking sends/recvs, poll for readiness), on the calling thread only.
+// Design: a full mesh of TCP connections, set up once (socket_setup.cc). Through a
+// caller-supplied all-gather (MPI's, in CreateMpiCommunicator: the trusted channel) the ranks
+// share a fresh random secret and publish where they listen: 127.0.0.1 when every rank is on
+// this host, else the chosen interface's address. Rank i connects to every rank j < i and
+// accepts every rank j > i; each connection proves in both directions, by an HMAC
+// challenge-response, that its ends know the secret (socket_handshake.h), and anything else
+// that connects is closed without delaying the others. The listener is closed once the mesh
+// is up. A message is a 16-byte header {tag, length} and its payload. Receives are matched by
+// (source, tag) in posting order, as in MPI (socket_transport.cc): a header that meets a
+// posted receive streams straight into the caller's buffer; otherwise the message is read into
+// a buffer of its own until a receive claims it. Progress happens inside Isend, Wait and Test
+// (non-blocking sends/recvs, poll for readiness), on the calling thread only. docs/security.md
+// has the threat model.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +36,17 @@ struct SocketOptions {
   /// Network interface whose IPv4 address the other hosts connect to (e.g. "eth1"); empty:
   /// the first interface that is up and not loopback. Ranks on one host always use loopback.
   std::string interface;
-  /// How long setup may wait for the other ranks to connect.
+  /// How long setup may wait for the other ranks to connect and authenticate.
   int setup_timeout_ms = 60000;
+  /// How long one accepted connection may take over its handshake before it is closed (the
+  /// setup deadline caps it). Genuine ranks answer within a few round trips.
+  int handshake_timeout_ms = 10000;
+  /// Accepted connections allowed in their handshake at once; beyond that the oldest one
+  /// that has not yet said hello is closed (then the oldest awaiting its proof).
+  int max_pending_connections = 64;
+  /// The name that decides which ranks share a host (equal names: one host); empty: this
+  /// machine's gethostname(). Tests set it to play several hosts in one process.
+  std::string host_name;
 };
 
 /// Gathers `bytes` bytes from every rank into `all` (rank r's at all + r * bytes). Collective.
