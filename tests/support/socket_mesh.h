@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
+#include "support/rogue.h"
+#include "transport/socket/socket_handshake.h"
 #include "transport/socket/socket_transport.h"
 
 namespace equarx::testing {
@@ -34,5 +37,36 @@ class ThreadGather {
 std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
                                const std::function<void(int, transport::SocketOptions*)>& options = nullptr,
                                const GatherHook& hook = nullptr);
+
+/// A two-rank group where rank 0 is a real socket transport (set up on its own thread) and
+/// rank 1 is played by the test, which learns the secret from the gather like any rank: to
+/// impersonate a rank without the secret, or to reach rank 0's data loop as an authenticated
+/// but hostile peer.
+class OneRealRank {
+ public:
+  explicit OneRealRank(const transport::SocketOptions& rank0_options = Quick());
+  ~OneRealRank() { Join(); }
+  /// Waits for rank 0's setup to end (it needs rank 1's connection, or its deadline).
+  void Join();
+  /// Connects as rank 1 with the secret; the socket (blocking) or -1 with a test failure.
+  int ConnectAsRank1();
+  const rogue::Target& rank0() const { return rank0_; }
+  const transport::handshake::Secret& secret() const { return secret_; }
+  const Status& status() const { return status_; }
+  transport::Transport* transport() { return transport_.get(); }
+  static transport::SocketOptions Quick() {
+    transport::SocketOptions o;
+    o.setup_timeout_ms = 20000;
+    return o;
+  }
+
+ private:
+  ThreadGather gather_;
+  std::thread thread_;
+  Status status_;
+  std::unique_ptr<transport::Transport> transport_;
+  transport::handshake::Secret secret_;
+  rogue::Target rank0_;
+};
 
 }  // namespace equarx::testing

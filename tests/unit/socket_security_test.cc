@@ -184,51 +184,8 @@ TEST(SocketSecurity, WithSeveralHostsTheListenerBindsTheInterfaceAddressOnly) {
   ExpectMeshWorks(t);
 }
 
-// Rank 0 is real; rank 1 is played by the test, which knows the secret from the gather.
-class HalfMesh {
- public:
-  explicit HalfMesh(int setup_ms = 20000) : gather_(2) {
-    thread_ = std::thread([this, setup_ms] {
-      SocketOptions o;
-      o.setup_timeout_ms = setup_ms;
-      status_ = CreateSocketTransport(0, 2, gather_.For(0), o, &transport_);
-    });
-    hs::IdentityCard id{}, ids[2];
-    id.magic = hs::kIdentityMagic;
-    id.ok = 1;
-    gethostname(id.host, sizeof id.host - 1);
-    EXPECT_TRUE(OsRandom(id.share, sizeof id.share).ok());
-    EXPECT_TRUE(gather_.For(1)(&id, sizeof id, ids).ok());
-    uint8_t shares[2 * hs::kShareBytes];
-    for (int r = 0; r < 2; ++r) std::memcpy(shares + r * hs::kShareBytes, ids[r].share, hs::kShareBytes);
-    hs::DeriveSecret(shares, 2, &secret_);
-    hs::AddressCard card{}, cards[2];
-    card.magic = hs::kAddressMagic;
-    card.ok = 1;
-    card.addr = htonl(INADDR_LOOPBACK);  // rank 0 never connects to rank 1
-    EXPECT_TRUE(gather_.For(1)(&card, sizeof card, cards).ok());
-    rank0_ = {0, cards[0].addr, cards[0].port};
-  }
-  ~HalfMesh() { Join(); }
-  void Join() {
-    if (thread_.joinable()) thread_.join();
-  }
-  const rogue::Target& rank0() const { return rank0_; }
-  const hs::Secret& secret() const { return secret_; }
-  const Status& status() const { return status_; }
-  std::unique_ptr<Transport>& transport() { return transport_; }
-
- private:
-  testing::ThreadGather gather_;
-  std::thread thread_;
-  Status status_;
-  std::unique_ptr<Transport> transport_;
-  hs::Secret secret_;
-  rogue::Target rank0_;
-};
-
 TEST(SocketSecurity, AWrongProofIsRejectedAndSetupWaitsForTheRealPeer) {
-  HalfMesh m;
+  testing::OneRealRank m;
   // Each impostor claims rank 1 while rank 1's slot is still open.
   for (rogue::Attack a : {rogue::Attack::kWrongSecret, rogue::Attack::kOldHello, rogue::Attack::kGarbage}) {
     rogue::Connection c(a, m.rank0(), 2);
@@ -239,16 +196,15 @@ TEST(SocketSecurity, AWrongProofIsRejectedAndSetupWaitsForTheRealPeer) {
     }
   }
   // The secret itself is the control: the same client that knows it is accepted.
-  int fd = -1;
-  std::string why;
-  ASSERT_TRUE(rogue::AuthenticatedConnect(m.rank0(), m.secret(), 2, 1, &fd, &why)) << why;
-  m.Join();
-  EXPECT_TRUE(m.status().ok()) << m.status().ToString();
-  close(fd);
+  const int fd = m.ConnectAsRank1();
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) close(fd);
 }
 
 TEST(SocketSecurity, NoRealPeerIsATimeoutThatCountsTheImpostors) {
-  HalfMesh m(1500);
+  SocketOptions o;
+  o.setup_timeout_ms = 1500;
+  testing::OneRealRank m(o);
   rogue::Connection c(rogue::Attack::kWrongSecret, m.rank0(), 2);
   ASSERT_TRUE(c.Start());
   EXPECT_TRUE(c.Watch(5000)) << c.detail();

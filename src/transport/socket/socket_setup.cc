@@ -517,7 +517,7 @@ Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
-  *out = MakeSocketTransport(rank, std::move(fds));
+  *out = MakeSocketTransport(rank, std::move(fds), options);
   return Status::Ok();
 }
 

@@ -55,9 +55,11 @@ struct Outgoing {
   std::vector<uint8_t> owned;
 };
 
-// A message that arrived before its receive was posted.
+// A message that arrived before its receive was posted. `data` grows as the payload arrives
+// (never sized by the header alone); `length` was reserved from the peer's budget.
 struct Unexpected {
   uint64_t tag = 0;
+  size_t length = 0;
   std::vector<uint8_t> data;
   bool complete = false;
   Entry* claimed = nullptr;  // the receive that takes it when it completes
@@ -71,6 +73,11 @@ struct Peer {
   Entry* posted_head = nullptr;  // receives in posting order
   Entry* posted_tail = nullptr;
   std::list<Unexpected> unexpected;  // a list: `into` must survive erasing others
+  size_t buffered = 0;               // the lengths of `unexpected`, against the budget
+  // A header whose message has no receive yet and does not fit the budget: reading stops
+  // here (TCP flow control holds the sender) until a receive for it is posted or the
+  // budget frees up.
+  bool parked = false;
   // The message being read: header, then payload into `target` (a posted receive's buffer),
   // an Unexpected's data, or nowhere (a cancelled or mis-sized receive: discard).
   uint8_t header[kHeaderBytes];
@@ -112,15 +119,17 @@ void Finish(Entry* e, Outcome o) {
 
 // Delivers a complete unexpected message to the receive that claimed (or now matches) it.
 void Deliver(const Unexpected& u, Entry* e) {
-  e->got = u.data.size();
-  if (u.data.size() != e->bytes) return Finish(e, Outcome::kLength);
+  e->got = u.length;
+  if (u.length != e->bytes) return Finish(e, Outcome::kLength);
   if (e->bytes) std::memcpy(e->buf, u.data.data(), e->bytes);
   Finish(e, Outcome::kOk);
 }
 
 class SocketTransport final : public Transport {
  public:
-  SocketTransport(int rank, std::vector<int> fds) : rank_(rank), peers_(fds.size()) {
+  SocketTransport(int rank, std::vector<int> fds, const SocketOptions& o)
+      : rank_(rank), peers_(fds.size()), max_message_(o.max_message_bytes),
+        max_unexpected_(o.max_unexpected_bytes) {
     for (size_t p = 0; p < fds.size(); ++p) peers_[p].fd = fds[p];
   }
   ~SocketTransport() override {
@@ -133,6 +142,9 @@ class SocketTransport final : public Transport {
 
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override {
     EQUARX_RETURN_IF_ERROR(CheckPeer(peer, "send to"));
+    if (bytes > max_message_)
+      return Unsupported("a single message of " + std::to_string(bytes) + " bytes exceeds the socket " +
+                         "transport's limit of " + std::to_string(max_message_) + "; use more microshards");
     Entry* e = Init(req, Kind::kSend, peer, tag, const_cast<void*>(buf), bytes);
     bytes_sent_ += bytes;
     if (peer == rank_) return SelfMatch(e);
@@ -163,7 +175,9 @@ class SocketTransport final : public Transport {
         return Status::Ok();
       }
       Deliver(*it, e);
+      p.buffered -= it->length;
       p.unexpected.erase(it);
+      Unpark(p);  // the budget grew
       return Status::Ok();
     }
     if (p.lost) {
@@ -171,6 +185,7 @@ class SocketTransport final : public Transport {
       return Status::Ok();
     }
     p.Post(e);
+    Unpark(p);  // the held message may be this one
     return Status::Ok();
   }
 
@@ -295,9 +310,11 @@ class SocketTransport final : public Transport {
     for (auto it = p.unexpected.begin(); it != p.unexpected.end();) {
       if (it->complete) { ++it; continue; }  // whole messages can still be received
       Finish(it->claimed, Outcome::kPeerLost);
+      p.buffered -= it->length;
       it = p.unexpected.erase(it);
     }
     p.into = nullptr;
+    p.parked = false;
     close(p.fd);
     p.fd = -1;
   }
@@ -329,9 +346,9 @@ class SocketTransport final : public Transport {
     }
   }
 
-  // Reads whatever the socket holds, message by message.
+  // Reads whatever the socket holds, message by message, up to a held header.
   void Read(Peer& p) {
-    while (!p.lost) {
+    while (!p.lost && !p.parked) {
       uint8_t* dst;
       size_t want;
       if (!p.in_payload) {
@@ -341,8 +358,11 @@ class SocketTransport final : public Transport {
         dst = p.target->buf + p.payload_got;
         want = size_t(p.length - p.payload_got);
       } else if (p.into) {
-        dst = p.into->data.data() + p.payload_got;
-        want = size_t(p.length - p.payload_got);
+        std::vector<uint8_t>& d = p.into->data;
+        if (d.size() == p.payload_got)  // grow with what arrives: doubling, from 64 KiB
+          d.resize(std::min<size_t>(p.into->length, std::max<size_t>(2 * d.size(), 1 << 16)));
+        dst = d.data() + p.payload_got;
+        want = d.size() - size_t(p.payload_got);
       } else {
         discard_.resize(std::max<size_t>(discard_.size(), 1 << 16));
         dst = discard_.data();
@@ -364,11 +384,15 @@ class SocketTransport final : public Transport {
       if (p.in_payload && p.payload_got == p.length) EndPayload(p);
     }
   }
+  // A whole header is in: where does its payload go?
   void StartPayload(Peer& p) {
     uint64_t h[2];
     std::memcpy(h, p.header, kHeaderBytes);
     p.header_got = 0;
-    p.in_payload = true;
+    p.parked = false;
+    if (h[1] > max_message_)  // no rank sends this: the stream cannot be trusted further
+      return Lose(p, "protocol error: a frame header announced " + std::to_string(h[1]) +
+                         " bytes, more than the " + std::to_string(max_message_) + "-byte limit");
     p.length = h[1];
     p.payload_got = 0;
     p.target = p.TakePosted(h[0]);
@@ -379,12 +403,25 @@ class SocketTransport final : public Transport {
         Finish(p.target, Outcome::kLength);
         p.target = nullptr;
       }
+      p.in_payload = true;
+      return;
+    }
+    if (p.length > max_unexpected_ - p.buffered) {  // hold it in the kernel for now
+      p.parked = true;
       return;
     }
     Unexpected& u = p.unexpected.emplace_back();
     u.tag = h[0];
-    u.data.resize(size_t(p.length));
+    u.length = size_t(p.length);
+    p.buffered += u.length;
     p.into = &u;
+    p.in_payload = true;
+  }
+  // Retries a held header after a receive was posted or the budget grew.
+  void Unpark(Peer& p) {
+    if (!p.parked) return;
+    StartPayload(p);
+    if (p.in_payload && p.length == 0) EndPayload(p);
   }
   void EndPayload(Peer& p) {
     p.in_payload = false;
@@ -393,6 +430,7 @@ class SocketTransport final : public Transport {
       p.into->complete = true;
       if (Entry* e = p.into->claimed) {
         Deliver(*p.into, e);
+        p.buffered -= p.into->length;
         // The claimed message is the newest unexpected one or an older still-arriving one;
         // find and drop it.
         for (auto it = p.unexpected.begin(); it != p.unexpected.end(); ++it)
@@ -414,10 +452,15 @@ class SocketTransport final : public Transport {
     for (size_t i = 0; i < peers_.size(); ++i) {
       Peer& p = peers_[i];
       if (p.lost || p.fd < 0) continue;
-      fds_.push_back({p.fd, short(POLLIN | (p.sendq.empty() ? 0 : POLLOUT)), 0});
+      // A held peer is not read, but its hang-up must still be seen.
+      const short in = p.parked ? POLLRDHUP : POLLIN;
+      fds_.push_back({p.fd, short(in | (p.sendq.empty() ? 0 : POLLOUT)), 0});
       index_.push_back(i);
     }
-    if (fds_.empty()) return;
+    if (fds_.empty()) {  // nothing to wait on but the deadline
+      poll(nullptr, 0, timeout_ms);
+      return;
+    }
     int n = poll(fds_.data(), nfds_t(fds_.size()), timeout_ms);
     if (n <= 0) return;
     for (size_t k = 0; k < fds_.size(); ++k) {
@@ -425,6 +468,11 @@ class SocketTransport final : public Transport {
       if (!ev) continue;
       Peer& p = peers_[index_[k]];
       if (ev & POLLOUT) Write(p);
+      if (p.parked && (ev & (POLLRDHUP | POLLHUP | POLLERR))) {
+        Lose(p, "the peer closed the connection while its next message (" + std::to_string(p.length) +
+                    " bytes) waited for a receive");
+        continue;
+      }
       if (ev & (POLLIN | POLLHUP | POLLERR)) Read(p);
       if (!p.lost && (ev & (POLLHUP | POLLERR)) && !(ev & POLLIN))
         Lose(p, "the connection failed");
@@ -438,12 +486,14 @@ class SocketTransport final : public Transport {
   std::vector<size_t> index_;
   std::vector<uint8_t> discard_;
   uint64_t bytes_sent_ = 0;
+  const size_t max_message_;     // SocketOptions::max_message_bytes
+  const size_t max_unexpected_;  // SocketOptions::max_unexpected_bytes, per peer
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds) {
-  return std::make_unique<SocketTransport>(rank, std::move(fds));
+std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options) {
+  return std::make_unique<SocketTransport>(rank, std::move(fds), options);
 }
 
 }  // namespace equarx::transport

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,6 +48,14 @@ struct SocketOptions {
   /// The name that decides which ranks share a host (equal names: one host); empty: this
   /// machine's gethostname(). Tests set it to play several hosts in one process.
   std::string host_name;
+  /// The largest message: Isend refuses a longer one (kUnsupported, as the MPI data path
+  /// refuses one over 2 GiB), and a frame header announcing more is a protocol error that
+  /// closes that connection (every request on it fails with kRemoteError naming the peer).
+  size_t max_message_bytes = (size_t(1) << 31) - 1;
+  /// Per peer: bytes of messages that arrived before their receive was posted and are held
+  /// in memory. A message that does not fit is left in the kernel (TCP flow control stops
+  /// the sender) until its receive is posted, then read straight into the caller's buffer.
+  size_t max_unexpected_bytes = size_t(16) << 20;
 };
 
 /// Gathers `bytes` bytes from every rank into `all` (rank r's at all + r * bytes). Collective.
@@ -59,6 +68,6 @@ Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
 
 /// Internal (socket_setup.cc -> socket_transport.cc): the data loop over a finished mesh.
 /// fds[p] is the connected, non-blocking socket to rank p (-1 for this rank); it takes them.
-std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds);
+std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options);
 
 }  // namespace equarx::transport
