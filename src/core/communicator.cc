@@ -73,6 +73,8 @@ CommStats Communicator::stats() const {
   return s;
 }
 
+const Status& Communicator::failure() const { return impl_->failed; }
+
 Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType dtype,
                                const AllReduceOptions& options) {
   return AllReduce(send, recv, count, dtype, options, AllReduceExtras{});

@@ -161,6 +161,10 @@ TEST(Deadline, ACommunicatorThatTimedOutSaysSoAtOnceOnEveryLaterCall) {
     }
   }
   EXPECT_EQ(comms[0]->stats().calls, 1u);
+  EXPECT_NE(comms[0]->failure().message().find("call 1 failed"), std::string::npos);
+  // Rank 2's first call found the others refusing: it timed out, and its communicator failed too.
+  EXPECT_NE(comms[2]->failure().message().find("call 1 failed (timeout"), std::string::npos)
+      << comms[2]->failure().ToString();
 }
 
 TEST(Mismatch, AnArgumentErrorLeavesTheCommunicatorUsable) {
