@@ -21,6 +21,7 @@
 #include "args.h"
 #include "codec/codec.h"
 #include "equarx/equarx.hpp"
+#include "job.h"
 #include "launch.h"
 #include "perf_world.h"
 #include "random.h"
@@ -181,6 +182,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
         if (!st.ok()) break;
         if (it >= s.warmup) times[it - s.warmup] = std::chrono::duration<double>(t1 - t0).count();
       }
+      tools::EndJobIfFailed(w.comm());  // before MPI waits on a broken group
       double failed = st.ok() ? 0 : 1;
       w.MaxInPlace(&failed, 1);
       if (failed) {
