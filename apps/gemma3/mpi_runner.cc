@@ -46,7 +46,8 @@ bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads, st
   model_ = std::make_unique<RankModel>();
   std::string load_error;
   int ok = model_->Load(file, config, rank_, size_, &load_error) ? 1 : 0, all_ok = 0;
-  MpiAllreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  // Plain MPI: loading may take any time, so no deadline fits (no collective has run yet).
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
     *error = ok ? "model load failed on another rank" : "rank " + std::to_string(rank_) + ": " + load_error;
     return false;

@@ -66,7 +66,7 @@ void EndJobIfFailed(const Communicator& comm, int grace_ms) {
 #ifdef EQUARX_HAVE_MPI
 int MpiStepDeadlineMs() {
   const uint64_t twice = 2 * uint64_t(env::Read().timeout_ms);
-  return int(std::clamp<uint64_t>(twice, 60000, 86400000));
+  return int(std::clamp<uint64_t>(twice, 10000, 86400000));
 }
 
 void MpiBarrier(MPI_Comm comm, int deadline_ms) {
