@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "equarx/mpi.h"
+#include "job.h"
 #include "stats.h"
 #endif
 
@@ -25,8 +26,13 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 }
 
 MpiSession::~MpiSession() {
-  if (ok_) MPI_Finalize();
+  if (!ok_) return;
+  equarx::tools::MpiBarrier(MPI_COMM_WORLD);  // every rank is alive: MPI_Finalize will return
+  MPI_Finalize();
 }
+
+// MPI's own steps end the job rather than wait forever on a stopped rank (tools/common/job.h).
+using equarx::tools::MpiAllreduce;
 
 bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads, std::string* error) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -40,6 +46,7 @@ bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads, st
   model_ = std::make_unique<RankModel>();
   std::string load_error;
   int ok = model_->Load(file, config, rank_, size_, &load_error) ? 1 : 0, all_ok = 0;
+  // Plain MPI: loading may take any time, so no deadline fits (no collective has run yet).
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
     *error = ok ? "model load failed on another rank" : "rank " + std::to_string(rank_) + ": " + load_error;
@@ -62,20 +69,21 @@ bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& 
   hidden->assign(T * d, 0.0f);
   Reducer red = MakeReducer(comm_.get(), rc, error);
   ForwardStats fs;
-  MPI_Barrier(MPI_COMM_WORLD);  // every rank starts the pass together
+  equarx::tools::MpiBarrier(MPI_COMM_WORLD);  // every rank starts the pass together
   int ok = model_->Forward(tokens.data(), T, red, threads_, hidden->data(), &fs) ? 1 : 0, all_ok = 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  equarx::tools::EndJobIfFailed(*comm_);  // before MPI waits on a broken group
+  MpiAllreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
     if (error->empty()) *error = ok ? "forward failed on another rank" : "forward failed on rank " + std::to_string(rank_);
     return false;
   }
   if (stats) {
     double mine[3] = {fs.total_s, fs.reduce_s, fs.flops}, maxes[3], sums[3];
-    MPI_Allreduce(mine, maxes, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(mine, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MpiAllreduce(mine, maxes, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MpiAllreduce(mine, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     uint64_t h = equarx::tools::Fnv1a64(hidden->data(), hidden->size() * sizeof(float)), hmin = 0, hmax = 0;
-    MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    MpiAllreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MpiAllreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     RunStats s;
     s.total_s = maxes[0];
     s.reduce_s = sums[1] / size_;

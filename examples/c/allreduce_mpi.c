@@ -1,6 +1,8 @@
 /* equarx C example over MPI: run with `mpirun -np 4 ./equarx_c_example_mpi`.
  * Every rank contributes rank + 1 (integers), the unquantized ring must give the exact sum,
- * and the int8 full_bidir AllReduce of a smooth signal must agree on every rank. */
+ * and the int8 full_bidir AllReduce of a smooth signal must agree on every rank.
+ * A failed AllReduce ends the whole job (MPI_Abort): a peer may be dead or stopped, and the
+ * MPI calls that follow (the broadcast and reduction of the check) would wait for it forever. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -10,6 +12,14 @@
 #include "equarx/equarx_mpi.h"
 
 #define COUNT 65536
+
+/* Reports a failed AllReduce and ends the job; the communicator cannot be used again. */
+static void EndJobIfFailed(equarxResult_t r, int rank, equarxComm_t comm) {
+  if (r == equarxSuccess) return;
+  fprintf(stderr, "rank %d: %s: %s; ending the job\n", rank, equarxGetErrorString(r),
+          equarxCommGetLastError(comm));
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -29,16 +39,13 @@ int main(int argc, char** argv) {
   equarxConfigInit(&ring);
   ring.algorithm = equarxAlgoRing;
   r = equarxAllReduce(x, y, COUNT, equarxFloat32, &ring, comm);
+  EndJobIfFailed(r, rank, comm);
   const float expect = (float)(size * (size + 1) / 2);
-  if (r != equarxSuccess) failed = 1;
   for (int i = 0; i < COUNT && !failed; ++i) failed = y[i] != expect;
 
   for (int i = 0; i < COUNT; ++i) x[i] = cosf(0.01f * (float)(i + rank));
   r = equarxAllReduce(x, y, COUNT, equarxFloat32, NULL, comm); /* defaults: int8 full_bidir */
-  if (r != equarxSuccess) {
-    fprintf(stderr, "rank %d: %s\n", rank, equarxCommGetLastError(comm));
-    failed = 1;
-  }
+  EndJobIfFailed(r, rank, comm);
   float* root = malloc(COUNT * sizeof(float));
   memcpy(root, y, COUNT * sizeof(float));
   MPI_Bcast(root, COUNT, MPI_FLOAT, 0, MPI_COMM_WORLD);

@@ -79,6 +79,10 @@ class Communicator {
 
   CommStats stats() const;
 
+  /// Ok while the communicator is usable. After a call failed part-way (a timeout, a lost
+  /// peer: docs/errors.md) every later call is refused, and this is the status it returns.
+  const Status& failure() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

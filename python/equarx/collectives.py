@@ -19,7 +19,8 @@ import numpy as np
 from . import _core
 from ._arrays import check_array, dtype_code, in_bytes, out_bytes, to_dtype
 from .codec import convert
-from .errors import InvalidArgumentError, LayoutError, MismatchError, UnsupportedError
+from .errors import (CollectiveTimeoutError, InternalError, InvalidArgumentError, LayoutError, MismatchError,
+                     RemoteError, UnsupportedError)
 
 
 def canonical_options(**options):
@@ -67,7 +68,9 @@ class InProcessGroup:
 
     ``allreduce(arrays)`` runs rank r on its own native thread with arrays[r] and returns the
     N results (bitwise identical by contract). The GIL is released during the call; calls on
-    one group are serialized. Reusing a group reuses its scratch buffers.
+    one group are serialized. Reusing a group reuses its scratch buffers. A call that fails
+    part-way (CollectiveTimeoutError, RemoteError, InternalError) leaves the group unusable:
+    every later call raises at once (docs/errors.md); make a new group.
     """
 
     def __init__(self, ranks):
@@ -125,7 +128,13 @@ def allreduce(arrays, *, dtype=None, inplace=False, residuals=None, **options):
         g = _groups.get(n)
         if g is None:
             g = _groups[n] = InProcessGroup(n)
-    return g.allreduce(arrays, dtype=dtype, inplace=inplace, residuals=residuals, **options)
+    try:
+        return g.allreduce(arrays, dtype=dtype, inplace=inplace, residuals=residuals, **options)
+    except (CollectiveTimeoutError, RemoteError, InternalError):
+        with _groups_lock:  # that group refuses every later call: the next one gets a new group
+            if _groups.get(n) is g:
+                del _groups[n]
+        raise
 
 
 class Communicator:

@@ -35,6 +35,20 @@ struct Communicator::Impl {
   std::vector<core::Descriptor> descriptors;
   std::vector<transport::Request> check_requests;
   uint64_t calls = 0;
+  // Set by the first call that failed part-way (a timeout, a lost peer, an error inside the
+  // collective): the ranks may no longer agree on the call sequence and stale messages may
+  // still be in flight, so every later call returns this at once.
+  Status failed;
+
+  // Returns `st`; a failure that breaks the group also makes this communicator unusable.
+  Status Fail(uint64_t seq, const Status& st, bool in_collective) {
+    const StatusCode c = st.code();
+    if (st.ok() || !failed.ok()) return st;
+    if (in_collective || c == StatusCode::kTimeout || c == StatusCode::kRemoteError || c == StatusCode::kInternal)
+      failed = Status(c, "this communicator is unusable: call " + std::to_string(seq) + " failed (" +
+                             st.ToString() + "); destroy it and create a new one");
+    return st;
+  }
 };
 
 Communicator::Communicator(std::unique_ptr<transport::Transport> transport)
@@ -58,6 +72,8 @@ CommStats Communicator::stats() const {
   s.calls = impl_->calls;
   return s;
 }
+
+const Status& Communicator::failure() const { return impl_->failed; }
 
 Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType dtype,
                                const AllReduceOptions& options) {
@@ -101,6 +117,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   Impl& m = *impl_;
   if (extras.stats) *extras.stats = AllReduceStats{};
   transport::Transport* t = m.transport.get();
+  if (!m.failed.ok()) return m.failed;
   const uint64_t seq = ++m.calls;
   const AllReduceOptions o = Resolve(options, m.settings);
   const auto deadline = transport::Clock::now() + std::chrono::milliseconds(o.timeout_ms);
@@ -123,8 +140,11 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   }
   if (o.validate && t->size() > 1) {
     const core::Descriptor mine = core::Describe(count, dtype, o, m.tune.Hash(), unsafe, local);
-    EQUARX_RETURN_IF_ERROR(core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline,
-                                       m.descriptors.data(), m.check_requests.data()));
+    // Argument errors are agreed on every rank (the communicator stays usable); a failed
+    // exchange is not.
+    Status agreed = core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline, m.descriptors.data(),
+                                m.check_requests.data());
+    if (!agreed.ok()) return m.Fail(seq, agreed, false);
     for (const core::Descriptor& d : m.descriptors) rotate = rotate && !d.unsafe_for_rotation;
   } else if (!local.ok()) {
     return local;
@@ -164,7 +184,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   if (extras.stats) args.stats = &encode_stats;
   Status st = algo::Execute(plan, args, &m.scratch);
   if (extras.stats) *extras.stats = ToStats(encode_stats);
-  return st;
+  return m.Fail(seq, st, true);
 }
 
 uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,

@@ -104,31 +104,81 @@ TEST(Mismatch, ZeroCountOnOneRankIsAMismatchNotAHang) {
 }
 
 TEST(Deadline, ARankThatNeverArrivesTimesOutTheOthers) {
-  std::vector<std::unique_ptr<Communicator>> comms;
-  ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
   auto in = MakeInputs(3, kCount, DType::kFloat32, 1);
   auto out = in;
+  // absent: the rank that never calls; validate: with or without the argument check.
+  auto run = [&](std::vector<std::unique_ptr<Communicator>>& comms, int absent, bool validate) {
+    return RunRanks(comms, [&](Communicator& c) {
+      if (c.rank() == absent) return Status::Ok();
+      AllReduceOptions o;
+      o.timeout_ms = 300;
+      o.validate = validate;
+      return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
+    });
+  };
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
   const auto t0 = std::chrono::steady_clock::now();
-  auto st = RunRanks(comms, [&](Communicator& c) {
-    if (c.rank() == 2) return Status::Ok();  // never calls
-    AllReduceOptions o;
-    o.timeout_ms = 300;
-    return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
-  });
+  auto st = run(comms, 2, true);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(st[0].code(), StatusCode::kTimeout) << st[0].ToString();
   EXPECT_EQ(st[1].code(), StatusCode::kTimeout) << st[1].ToString();
   EXPECT_LT(secs, 5.0);
   // Without validation the collective itself times out too.
-  auto st2 = RunRanks(comms, [&](Communicator& c) {
-    if (c.rank() == 0) return Status::Ok();
-    AllReduceOptions o;
-    o.timeout_ms = 300;
-    o.validate = false;
-    return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
-  });
+  std::vector<std::unique_ptr<Communicator>> fresh;
+  ASSERT_TRUE(CreateInProcessGroup(3, &fresh).ok());
+  auto st2 = run(fresh, 0, false);
   EXPECT_EQ(st2[1].code(), StatusCode::kTimeout) << st2[1].ToString();
   EXPECT_EQ(st2[2].code(), StatusCode::kTimeout) << st2[2].ToString();
+}
+
+TEST(Deadline, ACommunicatorThatTimedOutSaysSoAtOnceOnEveryLaterCall) {
+  // Before: the ranks fell out of step for good (rank 2 one call behind), so every later call
+  // waited out its whole deadline and blamed a rank that was there.
+  auto in = MakeInputs(3, kCount, DType::kFloat32, 1);
+  auto out = in;
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
+  for (int call = 0; call < 3; ++call) {
+    double ms[3] = {};
+    auto st = RunRanks(comms, [&](Communicator& c) {
+      if (call == 0 && c.rank() == 2) return Status::Ok();  // late for the first call only
+      AllReduceOptions o;
+      o.timeout_ms = 300;
+      const auto t0 = std::chrono::steady_clock::now();
+      Status s = c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
+      ms[c.rank()] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return s;
+    });
+    for (int r : {0, 1}) {
+      EXPECT_EQ(st[size_t(r)].code(), StatusCode::kTimeout) << st[size_t(r)].ToString();
+      const bool sticky = st[size_t(r)].message().find("this communicator is unusable: call 1 failed (timeout: "
+                                                       "argument check: receive from rank 2") != std::string::npos;
+      EXPECT_EQ(sticky, call > 0) << "call " << call << ", rank " << r << ": " << st[size_t(r)].ToString();
+      if (call > 0) {
+        EXPECT_LT(ms[r], 50.0) << "call " << call << " on rank " << r << " waited for its deadline";
+      }
+    }
+  }
+  EXPECT_EQ(comms[0]->stats().calls, 1u);
+  EXPECT_NE(comms[0]->failure().message().find("call 1 failed"), std::string::npos);
+  // Rank 2's first call found the others refusing: it timed out, and its communicator failed too.
+  EXPECT_NE(comms[2]->failure().message().find("call 1 failed (timeout"), std::string::npos)
+      << comms[2]->failure().ToString();
+}
+
+TEST(Mismatch, AnArgumentErrorLeavesTheCommunicatorUsable) {
+  std::vector<std::unique_ptr<Communicator>> comms;
+  ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
+  auto in = MakeInputs(3, kCount, DType::kFloat32, 1);
+  auto out = in;
+  for (bool spoil : {true, false}) {
+    auto st = RunRanks(comms, [&](Communicator& c) {
+      const size_t count = spoil && c.rank() == 1 ? kCount - 1 : kCount;
+      return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), count, DType::kFloat32);
+    });
+    for (const Status& s : st) EXPECT_EQ(s.code(), spoil ? StatusCode::kMismatch : StatusCode::kOk) << s.ToString();
+  }
 }
 
 TEST(InvalidUse, GroupSizeOutOfRange) {

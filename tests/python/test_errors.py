@@ -83,3 +83,18 @@ def test_group_size_mismatch():
     g = equarx.InProcessGroup(3)
     with pytest.raises(errors.InvalidArgumentError, match="3 ranks"):
         g.allreduce(xs(2))
+
+
+def test_a_group_that_timed_out_refuses_later_calls():
+    # 1 ms cannot move 16 MiB through 3 ranks: every rank times out inside the ring.
+    big = [np.ones(1 << 22, np.float32) for _ in range(3)]
+    g = equarx.InProcessGroup(3)
+    with pytest.raises(errors.CollectiveTimeoutError):
+        g.allreduce(big, timeout_ms=1)
+    with pytest.raises(errors.CollectiveTimeoutError, match="this communicator is unusable: call 1 failed"):
+        g.allreduce(xs(3), timeout_ms=2000)
+    # The module-level allreduce drops such a group from its cache: the next call works.
+    with pytest.raises(errors.CollectiveTimeoutError):
+        equarx.allreduce(big, timeout_ms=1)
+    out = equarx.allreduce(xs(3))
+    assert all(np.array_equal(o, np.full(100, 3, np.float32)) for o in out)

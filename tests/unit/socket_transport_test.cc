@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -16,40 +15,16 @@
 
 #include "equarx/communicator.h"
 #include "support/harness.h"
+#include "support/socket_mesh.h"
 
 namespace equarx::transport {
 namespace {
 
 Deadline In(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 
-// Builds an n-rank mesh on n threads; the all-gather is a shared buffer and a barrier.
-// `options(r)` gives rank r's options.
 std::vector<Status> Mesh(int n, std::vector<std::unique_ptr<Transport>>* out,
-                         const std::function<SocketOptions(int)>& options = nullptr) {
-  out->clear();
-  out->resize(size_t(n));
-  std::vector<Status> st(static_cast<size_t>(n));
-  std::vector<uint8_t> board;
-  std::barrier sync(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      auto gather = [&](const void* mine, size_t bytes, void* all) {
-        sync.arrive_and_wait();
-        if (r == 0) board.assign(bytes * size_t(n), 0);
-        sync.arrive_and_wait();
-        std::memcpy(board.data() + bytes * size_t(r), mine, bytes);
-        sync.arrive_and_wait();
-        std::memcpy(all, board.data(), bytes * size_t(n));
-        sync.arrive_and_wait();
-        return Status::Ok();
-      };
-      SocketOptions o = options ? options(r) : SocketOptions{};
-      o.setup_timeout_ms = 5000;
-      st[size_t(r)] = CreateSocketTransport(r, n, gather, o, &(*out)[size_t(r)]);
-    });
-  for (auto& t : threads) t.join();
-  return st;
+                         const std::function<void(int, SocketOptions*)>& options = nullptr) {
+  return testing::SocketMesh(n, out, options);
 }
 
 void MeshOk(int n, std::vector<std::unique_ptr<Transport>>* t) {
@@ -219,10 +194,8 @@ TEST(Socket, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
 TEST(Socket, SetupFailureOnOneRankIsReportedOnEveryRank) {
   std::vector<std::unique_ptr<Transport>> t;
   const auto t0 = Clock::now();
-  std::vector<Status> st = Mesh(3, &t, [](int r) {
-    SocketOptions o;
-    if (r == 1) o.interface = "no-such-interface0";
-    return o;
+  std::vector<Status> st = Mesh(3, &t, [](int r, SocketOptions* o) {
+    if (r == 1) o->interface = "no-such-interface0";
   });
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 4.0);
   EXPECT_EQ(st[1].code(), StatusCode::kInvalidArgument) << st[1].ToString();

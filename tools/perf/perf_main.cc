@@ -21,6 +21,7 @@
 #include "args.h"
 #include "codec/codec.h"
 #include "equarx/equarx.hpp"
+#include "job.h"
 #include "launch.h"
 #include "option_flags.h"
 #include "perf_world.h"
@@ -79,19 +80,22 @@ void Input(const Settings& s, tools::Distribution d, DType dt, int r, size_t off
 struct Errors {
   double max_abs = 0, rel_rms = 0;
   uint64_t wrong = 0;
+  double se = 0, sr = 0;  // sums of squared errors and of squared exact values
 };
 
-// Rank 0's result against the exact f64 sum of every rank's input, chunk by chunk.
+// Elements [begin, end) of this rank's result against the exact f64 sum of every rank's
+// input, chunk by chunk.
 Errors Check(const Settings& s, tools::Distribution d, DType dt, int ranks, const uint8_t* result,
-             size_t count) {
+             size_t begin, size_t end) {
   Errors e;
   const size_t chunk = 1 << 20;
   std::vector<double> exact(chunk);
   std::vector<float> x(chunk), got(chunk);
   std::vector<uint8_t> tmp, rounded(chunk * 4);
-  double se = 0, sr = 0;
-  for (size_t off = 0; off < count; off += chunk) {
-    const size_t n = std::min(chunk, count - off);
+  double& se = e.se;
+  double& sr = e.sr;
+  for (size_t off = begin; off < end; off += chunk) {
+    const size_t n = std::min(chunk, end - off);
     std::fill(exact.begin(), exact.begin() + long(n), 0.0);
     for (int r = 0; r < ranks; ++r) {
       Input(s, d, dt, r, off, n, x.data(), &tmp);
@@ -109,7 +113,22 @@ Errors Check(const Settings& s, tools::Distribution d, DType dt, int ranks, cons
       e.wrong += std::memcmp(&got[i], &x[i], 4) != 0;
     }
   }
-  e.rel_rms = sr > 0 ? std::sqrt(se / sr) : 0;
+  return e;
+}
+
+// The result against the exact sum, every rank checking its own slice (the results are
+// bitwise identical, which the caller checks), so that no rank waits long for another between
+// collectives (a tool's MPI steps have a deadline: tools/common/job.h).
+Errors CheckOnEveryRank(const Settings& s, tools::Distribution d, DType dt, World& w, const uint8_t* result,
+                        size_t count) {
+  const size_t n = size_t(w.size()), me = size_t(w.rank());
+  Errors e = Check(s, d, dt, w.size(), result, count / n * me + std::min(me, count % n),
+                   count / n * (me + 1) + std::min(me + 1, count % n));
+  double sums[3] = {e.se, e.sr, double(e.wrong)};
+  w.MaxInPlace(&e.max_abs, 1);
+  w.SumInPlace(sums, 3);
+  e.wrong = uint64_t(sums[2]);
+  e.rel_rms = sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : 0;
   return e;
 }
 
@@ -168,6 +187,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
         if (!st.ok()) break;
         if (it >= s.warmup) times[it - s.warmup] = std::chrono::duration<double>(t1 - t0).count();
       }
+      tools::EndJobIfFailed(w.comm());  // before MPI waits on a broken group
       double failed = st.ok() ? 0 : 1;
       w.MaxInPlace(&failed, 1);
       if (failed) {
@@ -180,9 +200,9 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       w.BroadcastFromRoot(&h0);
       double differs = h != h0;
       w.SumInPlace(&differs, 1);
-      if (me != 0) continue;
       Errors e;
-      if (s.check && o.mode == ExecutionMode::kNormal) e = Check(s, dist, dt, n, recv.data(), count);
+      if (s.check && o.mode == ExecutionMode::kNormal) e = CheckOnEveryRank(s, dist, dt, w, recv.data(), count);
+      if (me != 0) continue;
       const double t = tools::Median(times);
       if (o.mode == ExecutionMode::kNormal) t_normal = t;
       if (o.mode == ExecutionMode::kWireOnly) t_wire = t;

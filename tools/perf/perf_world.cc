@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "equarx/mpi.h"
+#include "job.h"
 #endif
 
 namespace equarx::perf {
@@ -66,14 +67,15 @@ class MpiWorld final : public World {
   int rank() const override { return c_->rank(); }
   int size() const override { return c_->size(); }
   Communicator& comm() override { return *c_; }
-  void Barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
+  // The tool's own steps end the job rather than wait forever on a stopped rank (job.h).
+  void Barrier() override { tools::MpiBarrier(MPI_COMM_WORLD); }
   void MaxInPlace(double* v, size_t n) override {
-    MPI_Allreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    tools::MpiAllreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   }
   void SumInPlace(double* v, size_t n) override {
-    MPI_Allreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    tools::MpiAllreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   }
-  void BroadcastFromRoot(uint64_t* v) override { MPI_Bcast(v, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD); }
+  void BroadcastFromRoot(uint64_t* v) override { tools::MpiBcast(v, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD); }
   bool MpiAllreduceF32(const float* send, float* recv, size_t count) override {
     MPI_Allreduce(send, recv, int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     return true;
@@ -112,6 +114,7 @@ Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) 
   if (st.ok()) {
     MpiWorld w(std::move(c), o.data_path == DataPath::kSockets ? "mpi+sockets" : "mpi");
     body(w);
+    tools::MpiBarrier(MPI_COMM_WORLD);  // every rank is alive: MPI_Finalize will return
   }
   MPI_Finalize();
   return st;

@@ -18,6 +18,7 @@
 #include "algo/tune_table.h"
 #include "args.h"
 #include "equarx/equarx.hpp"
+#include "job.h"
 #include "launch.h"
 #include "perf_world.h"
 
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
           s = w.comm().AllReduce(send.data(), recv.data(), count, *dtype, o);
           if (i >= warmup) t[i - warmup] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         }
+        tools::EndJobIfFailed(w.comm());  // before MPI waits on a broken group
         double bad = s.ok() ? 0 : 1;
         w.MaxInPlace(&bad, 1);
         if (bad) {

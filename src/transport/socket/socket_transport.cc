@@ -1,20 +1,16 @@
-// equarx socket transport (see socket_transport.h for the design).
+// equarx socket transport — the data loop over an established mesh: framing, matching of
+// receives by (source, tag) in posting order, progress by poll() on the calling thread, and
+// the failure of one connection's requests when it is lost. Connection setup lives in
+// socket_setup.cc; see socket_transport.h for the design.
 #include "transport/socket/socket_transport.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
-#include <cstdio>
 #include <deque>
 #include <list>
 #include <new>
@@ -23,7 +19,6 @@
 namespace equarx::transport {
 namespace {
 
-constexpr uint32_t kMagic = 0x45515852;  // "EQXR"
 constexpr size_t kHeaderBytes = 16;      // {u64 tag, u64 length}, host byte order
 
 std::string ErrnoText(int err) { return std::string(std::strerror(err)); }
@@ -60,9 +55,11 @@ struct Outgoing {
   std::vector<uint8_t> owned;
 };
 
-// A message that arrived before its receive was posted.
+// A message that arrived before its receive was posted. `data` grows as the payload arrives
+// (never sized by the header alone); `length` was reserved from the peer's budget.
 struct Unexpected {
   uint64_t tag = 0;
+  size_t length = 0;
   std::vector<uint8_t> data;
   bool complete = false;
   Entry* claimed = nullptr;  // the receive that takes it when it completes
@@ -76,6 +73,11 @@ struct Peer {
   Entry* posted_head = nullptr;  // receives in posting order
   Entry* posted_tail = nullptr;
   std::list<Unexpected> unexpected;  // a list: `into` must survive erasing others
+  size_t buffered = 0;               // the lengths of `unexpected`, against the budget
+  // A header whose message has no receive yet and does not fit the budget: reading stops
+  // here (TCP flow control holds the sender) until a receive for it is posted or the
+  // budget frees up.
+  bool parked = false;
   // The message being read: header, then payload into `target` (a posted receive's buffer),
   // an Unexpected's data, or nowhere (a cancelled or mis-sized receive: discard).
   uint8_t header[kHeaderBytes];
@@ -117,15 +119,17 @@ void Finish(Entry* e, Outcome o) {
 
 // Delivers a complete unexpected message to the receive that claimed (or now matches) it.
 void Deliver(const Unexpected& u, Entry* e) {
-  e->got = u.data.size();
-  if (u.data.size() != e->bytes) return Finish(e, Outcome::kLength);
+  e->got = u.length;
+  if (u.length != e->bytes) return Finish(e, Outcome::kLength);
   if (e->bytes) std::memcpy(e->buf, u.data.data(), e->bytes);
   Finish(e, Outcome::kOk);
 }
 
 class SocketTransport final : public Transport {
  public:
-  SocketTransport(int rank, std::vector<int> fds) : rank_(rank), peers_(fds.size()) {
+  SocketTransport(int rank, std::vector<int> fds, const SocketOptions& o)
+      : rank_(rank), peers_(fds.size()), max_message_(o.max_message_bytes),
+        max_unexpected_(o.max_unexpected_bytes) {
     for (size_t p = 0; p < fds.size(); ++p) peers_[p].fd = fds[p];
   }
   ~SocketTransport() override {
@@ -138,6 +142,9 @@ class SocketTransport final : public Transport {
 
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override {
     EQUARX_RETURN_IF_ERROR(CheckPeer(peer, "send to"));
+    if (bytes > max_message_)
+      return Unsupported("a single message of " + std::to_string(bytes) + " bytes exceeds the socket " +
+                         "transport's limit of " + std::to_string(max_message_) + "; use more microshards");
     Entry* e = Init(req, Kind::kSend, peer, tag, const_cast<void*>(buf), bytes);
     bytes_sent_ += bytes;
     if (peer == rank_) return SelfMatch(e);
@@ -168,7 +175,9 @@ class SocketTransport final : public Transport {
         return Status::Ok();
       }
       Deliver(*it, e);
+      p.buffered -= it->length;
       p.unexpected.erase(it);
+      Unpark(p);  // the budget grew
       return Status::Ok();
     }
     if (p.lost) {
@@ -176,6 +185,7 @@ class SocketTransport final : public Transport {
       return Status::Ok();
     }
     p.Post(e);
+    Unpark(p);  // the held message may be this one
     return Status::Ok();
   }
 
@@ -300,9 +310,11 @@ class SocketTransport final : public Transport {
     for (auto it = p.unexpected.begin(); it != p.unexpected.end();) {
       if (it->complete) { ++it; continue; }  // whole messages can still be received
       Finish(it->claimed, Outcome::kPeerLost);
+      p.buffered -= it->length;
       it = p.unexpected.erase(it);
     }
     p.into = nullptr;
+    p.parked = false;
     close(p.fd);
     p.fd = -1;
   }
@@ -334,9 +346,9 @@ class SocketTransport final : public Transport {
     }
   }
 
-  // Reads whatever the socket holds, message by message.
+  // Reads whatever the socket holds, message by message, up to a held header.
   void Read(Peer& p) {
-    while (!p.lost) {
+    while (!p.lost && !p.parked) {
       uint8_t* dst;
       size_t want;
       if (!p.in_payload) {
@@ -346,8 +358,11 @@ class SocketTransport final : public Transport {
         dst = p.target->buf + p.payload_got;
         want = size_t(p.length - p.payload_got);
       } else if (p.into) {
-        dst = p.into->data.data() + p.payload_got;
-        want = size_t(p.length - p.payload_got);
+        std::vector<uint8_t>& d = p.into->data;
+        if (d.size() == p.payload_got)  // grow with what arrives: doubling, from 64 KiB
+          d.resize(std::min<size_t>(p.into->length, std::max<size_t>(2 * d.size(), 1 << 16)));
+        dst = d.data() + p.payload_got;
+        want = d.size() - size_t(p.payload_got);
       } else {
         discard_.resize(std::max<size_t>(discard_.size(), 1 << 16));
         dst = discard_.data();
@@ -369,11 +384,15 @@ class SocketTransport final : public Transport {
       if (p.in_payload && p.payload_got == p.length) EndPayload(p);
     }
   }
+  // A whole header is in: where does its payload go?
   void StartPayload(Peer& p) {
     uint64_t h[2];
     std::memcpy(h, p.header, kHeaderBytes);
     p.header_got = 0;
-    p.in_payload = true;
+    p.parked = false;
+    if (h[1] > max_message_)  // no rank sends this: the stream cannot be trusted further
+      return Lose(p, "protocol error: a frame header announced " + std::to_string(h[1]) +
+                         " bytes, more than the " + std::to_string(max_message_) + "-byte limit");
     p.length = h[1];
     p.payload_got = 0;
     p.target = p.TakePosted(h[0]);
@@ -384,12 +403,25 @@ class SocketTransport final : public Transport {
         Finish(p.target, Outcome::kLength);
         p.target = nullptr;
       }
+      p.in_payload = true;
+      return;
+    }
+    if (p.length > max_unexpected_ - p.buffered) {  // hold it in the kernel for now
+      p.parked = true;
       return;
     }
     Unexpected& u = p.unexpected.emplace_back();
     u.tag = h[0];
-    u.data.resize(size_t(p.length));
+    u.length = size_t(p.length);
+    p.buffered += u.length;
     p.into = &u;
+    p.in_payload = true;
+  }
+  // Retries a held header after a receive was posted or the budget grew.
+  void Unpark(Peer& p) {
+    if (!p.parked) return;
+    StartPayload(p);
+    if (p.in_payload && p.length == 0) EndPayload(p);
   }
   void EndPayload(Peer& p) {
     p.in_payload = false;
@@ -398,6 +430,7 @@ class SocketTransport final : public Transport {
       p.into->complete = true;
       if (Entry* e = p.into->claimed) {
         Deliver(*p.into, e);
+        p.buffered -= p.into->length;
         // The claimed message is the newest unexpected one or an older still-arriving one;
         // find and drop it.
         for (auto it = p.unexpected.begin(); it != p.unexpected.end(); ++it)
@@ -419,10 +452,15 @@ class SocketTransport final : public Transport {
     for (size_t i = 0; i < peers_.size(); ++i) {
       Peer& p = peers_[i];
       if (p.lost || p.fd < 0) continue;
-      fds_.push_back({p.fd, short(POLLIN | (p.sendq.empty() ? 0 : POLLOUT)), 0});
+      // A held peer is not read, but its hang-up must still be seen.
+      const short in = p.parked ? POLLRDHUP : POLLIN;
+      fds_.push_back({p.fd, short(in | (p.sendq.empty() ? 0 : POLLOUT)), 0});
       index_.push_back(i);
     }
-    if (fds_.empty()) return;
+    if (fds_.empty()) {  // nothing to wait on but the deadline
+      poll(nullptr, 0, timeout_ms);
+      return;
+    }
     int n = poll(fds_.data(), nfds_t(fds_.size()), timeout_ms);
     if (n <= 0) return;
     for (size_t k = 0; k < fds_.size(); ++k) {
@@ -430,6 +468,11 @@ class SocketTransport final : public Transport {
       if (!ev) continue;
       Peer& p = peers_[index_[k]];
       if (ev & POLLOUT) Write(p);
+      if (p.parked && (ev & (POLLRDHUP | POLLHUP | POLLERR))) {
+        Lose(p, "the peer closed the connection while its next message (" + std::to_string(p.length) +
+                    " bytes) waited for a receive");
+        continue;
+      }
       if (ev & (POLLIN | POLLHUP | POLLERR)) Read(p);
       if (!p.lost && (ev & (POLLHUP | POLLERR)) && !(ev & POLLIN))
         Lose(p, "the connection failed");
@@ -443,205 +486,14 @@ class SocketTransport final : public Transport {
   std::vector<size_t> index_;
   std::vector<uint8_t> discard_;
   uint64_t bytes_sent_ = 0;
+  const size_t max_message_;     // SocketOptions::max_message_bytes
+  const size_t max_unexpected_;  // SocketOptions::max_unexpected_bytes, per peer
 };
-
-// ---- Setup ----
-
-struct Card {  // what each rank publishes
-  uint32_t magic;
-  uint32_t ok;
-  uint32_t addr;  // IPv4, network byte order
-  uint16_t port;  // network byte order
-  uint16_t pad;
-  char host[64];
-  char error[112];
-};
-static_assert(sizeof(Card) == 192, "Card layout");
-
-struct Hello {
-  uint32_t magic;
-  int32_t rank;
-  int32_t size;
-};
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) close(fd_); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  void reset(int fd) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = fd;
-  }
-  int get() const { return fd_; }
-  int release() { int f = fd_; fd_ = -1; return f; }
- private:
-  int fd_;
-};
-
-Status FindAddress(const std::string& want, uint32_t* addr) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return Internal("getifaddrs: " + ErrnoText(errno));
-  bool found = false;
-  for (ifaddrs* i = list; i && !found; i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
-    if (want.empty() ? (i->ifa_flags & IFF_LOOPBACK) != 0 : want != i->ifa_name) continue;
-    *addr = reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr;
-    found = true;
-  }
-  freeifaddrs(list);
-  if (found) return Status::Ok();
-  if (want.empty()) {  // a host with loopback only can still talk to itself
-    *addr = htonl(INADDR_LOOPBACK);
-    return Status::Ok();
-  }
-  return InvalidArgument("network interface '" + want + "' has no IPv4 address (or is down)");
-}
-
-bool WaitFd(int fd, short events, Deadline deadline) {
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() < 0) return false;
-    pollfd f{fd, events, 0};
-    int n = poll(&f, 1, int(left.count()) + 1);
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
-
-Status ReadAll(int fd, void* buf, size_t n, Deadline deadline) {
-  auto* p = static_cast<uint8_t*>(buf);
-  while (n) {
-    if (!WaitFd(fd, POLLIN, deadline)) return Timeout("no hello from a connecting rank");
-    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
-    if (r == 0) return RemoteError("a connecting rank closed its connection during setup");
-    if (r < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return RemoteError("reading a hello: " + ErrnoText(errno));
-    }
-    p += r;
-    n -= size_t(r);
-  }
-  return Status::Ok();
-}
-
-void Tune(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
-// Listens on an ephemeral port and fills in this rank's card.
-Status Listen(const SocketOptions& o, Fd* listener, Card* card) {
-  Fd s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (s.get() < 0) return Internal("socket: " + ErrnoText(errno));
-  int one = 1;
-  setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  a.sin_port = 0;
-  if (bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-    return Internal("bind: " + ErrnoText(errno));
-  if (listen(s.get(), 512) != 0) return Internal("listen: " + ErrnoText(errno));
-  socklen_t len = sizeof a;
-  getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &len);
-  card->port = a.sin_port;
-  EQUARX_RETURN_IF_ERROR(FindAddress(o.interface, &card->addr));
-  listener->reset(s.release());
-  return Status::Ok();
-}
-
-Status Connect(const Card& to, bool same_host, int my_rank, int size, Deadline deadline, int* fd) {
-  Fd s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (s.get() < 0) return Internal("socket: " + ErrnoText(errno));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = same_host ? htonl(INADDR_LOOPBACK) : to.addr;
-  a.sin_port = to.port;
-  char text[INET_ADDRSTRLEN] = "?";
-  inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
-  const std::string where = std::string(text) + ":" + std::to_string(ntohs(a.sin_port));
-  if (connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    if (errno != EINPROGRESS) return RemoteError("connect to " + where + ": " + ErrnoText(errno));
-    if (!WaitFd(s.get(), POLLOUT, deadline)) return Timeout("connect to " + where + " timed out");
-    int err = 0;
-    socklen_t len = sizeof err;
-    getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err) return RemoteError("connect to " + where + ": " + ErrnoText(err));
-  }
-  const Hello h{kMagic, my_rank, size};
-  size_t off = 0;
-  while (off < sizeof h) {
-    if (!WaitFd(s.get(), POLLOUT, deadline)) return Timeout("hello to " + where + " timed out");
-    ssize_t w = send(s.get(), reinterpret_cast<const char*>(&h) + off, sizeof h - off, MSG_NOSIGNAL);
-    if (w < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return RemoteError("hello to " + where + ": " + ErrnoText(errno));
-    }
-    off += size_t(w);
-  }
-  *fd = s.release();
-  return Status::Ok();
-}
 
 }  // namespace
 
-Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
-                             const SocketOptions& options, std::unique_ptr<Transport>* out) {
-  if (size < 1 || rank < 0 || rank >= size) return InvalidArgument("socket transport: bad rank or size");
-  Card mine{};
-  mine.magic = kMagic;
-  gethostname(mine.host, sizeof mine.host - 1);
-  Fd listener;
-  Status st = Listen(options, &listener, &mine);
-  mine.ok = st.ok();
-  if (!st.ok()) std::snprintf(mine.error, sizeof mine.error, "%s", st.message().c_str());
-  // Publish even on failure, so that every rank learns of it instead of waiting to connect.
-  std::vector<Card> cards(static_cast<size_t>(size));
-  EQUARX_RETURN_IF_ERROR(allgather(&mine, sizeof mine, cards.data()));
-  for (int r = 0; r < size; ++r) {
-    const Card& c = cards[size_t(r)];
-    if (c.magic != kMagic) return Internal("socket setup: garbled address card from rank " + std::to_string(r));
-    if (!c.ok) {
-      if (r == rank) return st;
-      return RemoteError("socket setup failed on rank " + std::to_string(r) + ": " + c.error);
-    }
-  }
-  const Deadline deadline = Clock::now() + std::chrono::milliseconds(options.setup_timeout_ms);
-  std::vector<Fd> fds(static_cast<size_t>(size));
-  for (int r = 0; r < rank; ++r) {  // connect down
-    const bool same = std::strncmp(cards[size_t(r)].host, mine.host, sizeof mine.host) == 0;
-    int fd = -1;
-    Status c = Connect(cards[size_t(r)], same, rank, size, deadline, &fd);
-    if (!c.ok()) return RemoteError("rank " + std::to_string(rank) + " -> rank " + std::to_string(r) + ": " + c.message());
-    fds[size_t(r)].reset(fd);
-  }
-  for (int pending = size - 1 - rank; pending > 0;) {  // accept up
-    if (!WaitFd(listener.get(), POLLIN, deadline))
-      return Timeout("socket setup: " + std::to_string(pending) + " higher ranks never connected to rank " + std::to_string(rank));
-    Fd s(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (s.get() < 0) {
-      if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
-      return Internal("accept: " + ErrnoText(errno));
-    }
-    Hello h{};
-    EQUARX_RETURN_IF_ERROR(ReadAll(s.get(), &h, sizeof h, deadline));
-    if (h.magic != kMagic || h.size != size || h.rank <= rank || h.rank >= size ||
-        fds[size_t(h.rank)].get() >= 0)
-      continue;  // not one of ours (a stray connection): drop it
-    fds[size_t(h.rank)].reset(s.release());
-    --pending;
-  }
-  std::vector<int> raw(size_t(size), -1);
-  for (int r = 0; r < size; ++r) {
-    if (r == rank) continue;
-    Tune(fds[size_t(r)].get());
-    raw[size_t(r)] = fds[size_t(r)].release();
-  }
-  *out = std::make_unique<SocketTransport>(rank, std::move(raw));
-  return Status::Ok();
+std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options) {
+  return std::make_unique<SocketTransport>(rank, std::move(fds), options);
 }
 
 }  // namespace equarx::transport

@@ -7,21 +7,27 @@
 // reset or end-of-stream fails the requests of that one peer with kRemoteError, and every
 // wait sleeps in poll() until the deadline, so nothing hangs.
 //
-// Design: a full mesh of TCP connections, set up once. Every rank listens on an ephemeral port
-// and publishes {host name, IPv4 address, port} through a caller-supplied all-gather (MPI's,
-// in CreateMpiCommunicator); rank i then connects to every rank j < i and accepts every rank
-// j > i, each connection opened by a hello that names its rank. Ranks on the same host (equal
-// host names) use the loopback address. A message is a 16-byte header {tag, length} and its
-// payload. Receives are matched by (source, tag) in posting order, as in MPI: a header that
-// meets a posted receive streams straight into the caller's buffer; otherwise the message is
-// read into a buffer of its own until a receive claims it. Progress happens inside Isend,
-// Wait and Test (non-blocking sends/recvs, poll for readiness), on the calling thread only.
+// Design: a full mesh of TCP connections, set up once (socket_setup.cc). Through a
+// caller-supplied all-gather (MPI's, in CreateMpiCommunicator: the trusted channel) the ranks
+// share a fresh random secret and publish where they listen: 127.0.0.1 when every rank is on
+// this host, else the chosen interface's address. Rank i connects to every rank j < i and
+// accepts every rank j > i; each connection proves in both directions, by an HMAC
+// challenge-response, that its ends know the secret (socket_handshake.h), and anything else
+// that connects is closed without delaying the others. The listener is closed once the mesh
+// is up. A message is a 16-byte header {tag, length} and its payload. Receives are matched by
+// (source, tag) in posting order, as in MPI (socket_transport.cc): a header that meets a
+// posted receive streams straight into the caller's buffer; otherwise the message is read into
+// a buffer of its own until a receive claims it. Progress happens inside Isend, Wait and Test
+// (non-blocking sends/recvs, poll for readiness), on the calling thread only. docs/security.md
+// has the threat model.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport/transport.h"
 
@@ -31,8 +37,25 @@ struct SocketOptions {
   /// Network interface whose IPv4 address the other hosts connect to (e.g. "eth1"); empty:
   /// the first interface that is up and not loopback. Ranks on one host always use loopback.
   std::string interface;
-  /// How long setup may wait for the other ranks to connect.
+  /// How long setup may wait for the other ranks to connect and authenticate.
   int setup_timeout_ms = 60000;
+  /// How long one accepted connection may take over its handshake before it is closed (the
+  /// setup deadline caps it). Genuine ranks answer within a few round trips.
+  int handshake_timeout_ms = 10000;
+  /// Accepted connections allowed in their handshake at once; beyond that the oldest one
+  /// that has not yet said hello is closed (then the oldest awaiting its proof).
+  int max_pending_connections = 64;
+  /// The name that decides which ranks share a host (equal names: one host); empty: this
+  /// machine's gethostname(). Tests set it to play several hosts in one process.
+  std::string host_name;
+  /// The largest message: Isend refuses a longer one (kUnsupported, as the MPI data path
+  /// refuses one over 2 GiB), and a frame header announcing more is a protocol error that
+  /// closes that connection (every request on it fails with kRemoteError naming the peer).
+  size_t max_message_bytes = (size_t(1) << 31) - 1;
+  /// Per peer: bytes of messages that arrived before their receive was posted and are held
+  /// in memory. A message that does not fit is left in the kernel (TCP flow control stops
+  /// the sender) until its receive is posted, then read straight into the caller's buffer.
+  size_t max_unexpected_bytes = size_t(16) << 20;
 };
 
 /// Gathers `bytes` bytes from every rank into `all` (rank r's at all + r * bytes). Collective.
@@ -42,5 +65,9 @@ using AllGather = std::function<Status(const void* mine, size_t bytes, void* all
 /// call it with the same `size`.
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
                              const SocketOptions& options, std::unique_ptr<Transport>* out);
+
+/// Internal (socket_setup.cc -> socket_transport.cc): the data loop over a finished mesh.
+/// fds[p] is the connected, non-blocking socket to rank p (-1 for this rank); it takes them.
+std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options);
 
 }  // namespace equarx::transport
