@@ -27,7 +27,8 @@ Plan MakeRingPlan(const PlanArgs& a) {
   p.ag[0] = Lane{0, +1, a.ranks - 1};
   p.rs_wire = a.RawRs();
   p.ag_wire = a.RawAg();
-  p.granule = kDefaultBlock;  // alignment only: raw formats have no blocks
+  // Alignment only (raw formats have no blocks), unless a rotation needs whole rotation blocks.
+  p.granule = a.rotation_block ? a.rotation_block : kDefaultBlock;
   return p;
 }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "codec/codec.h"
@@ -103,6 +104,31 @@ TEST(Rotation, UnquantizedRingMatchesItWithoutUpToF32Rounding) {
     }
     EXPECT_GT(worst, 0.0) << "a rotation that does nothing would not be tested";
   }
+}
+
+// The ring cuts its shards on rotation blocks when asked to rotate, whatever the block.
+TEST(Rotation, UnquantizedRingWithBlocksThatDoNotDivideItsAlignment) {
+  for (size_t block : {48, 100, 256})
+    for (int n : {2, 3, 5}) {
+      const size_t count = 7 * block + 13;
+      auto in = MakeInputs(n, count, DType::kFloat32, block + size_t(n));
+      AllReduceOptions o;
+      o.algorithm = Algorithm::kRing;
+      o.rotation = Rotation::kHadamard;
+      o.block = block;
+      const auto out = Reduce(in, o, false);
+      ExpectAgreeAndWithinBound(in, out, o, "ring hadamard block " + std::to_string(block) + " n=" + std::to_string(n));
+      if (n != 2) continue;
+      // Two ranks sum in f32 whatever the shards: the result must be exactly the definition,
+      // inverse(rotate(x0) + rotate(x1)) with rotation blocks anchored at element 0.
+      const codec::RotationSpec spec{uint32_t(block), o.seed};
+      std::vector<float> y0(count), y1(count), want(count);
+      codec::ref::RotateForward(spec, DType::kFloat32, in[0].data(), count, 0, y0.data());
+      codec::ref::RotateForward(spec, DType::kFloat32, in[1].data(), count, 0, y1.data());
+      for (size_t i = 0; i < count; ++i) y0[i] += y1[i];
+      codec::ref::RotateInverse(spec, y0.data(), count, 0, DType::kFloat32, want.data());
+      ASSERT_EQ(0, std::memcmp(want.data(), out[0].data(), count * 4)) << "block " << block;
+    }
 }
 
 TEST(Rotation, LowersTheErrorOnOutlierData) {
