@@ -115,5 +115,9 @@ std::string FormatNonDefaultOptions(const AllReduceOptions& options);
 /// Checks every field's range and the combinations that make no sense (e.g. stochastic
 /// rounding with an fp8 codec, rotation with naive_fp8). Buffers are not looked at.
 Status CheckOptions(const AllReduceOptions& options);
+/// The options with every "from the environment / the default" value filled in as a call
+/// resolves them (microshards, timeout_ms, rotation; EQUARX_* variables read now): what every
+/// rank checks, describes and runs.
+AllReduceOptions ResolveOptions(const AllReduceOptions& options);
 
 }  // namespace equarx

@@ -112,6 +112,10 @@ AllReduceStats ToStats(const codec::EncodeStats& e) {
 
 }  // namespace
 
+AllReduceOptions ResolveOptions(const AllReduceOptions& options) {
+  return Resolve(options, env::Read());
+}
+
 Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType dtype,
                                const AllReduceOptions& options, const AllReduceExtras& extras) {
   Impl& m = *impl_;

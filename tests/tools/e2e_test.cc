@@ -340,5 +340,43 @@ TEST(DemoTool, SmallRunPasses) {
 }
 #endif
 
+#ifdef EQUARX_MODEL_PATH
+// equarx-model: the CSV rows carry the library's own byte counts (the exact match with what
+// ranks send is tests/collective/cost_model_test.cc) and the options as the call resolves them.
+TEST(ModelTool, CsvRowsPerHostsSizeAndSchedule) {
+  const Proc p = RunCommand(std::string(EQUARX_MODEL_PATH) +
+                            " --csv --hosts 2,8 --ranks-per-host 2 -b 1M -e 4M -f 4 -d bf16"
+                            " --algorithm ring,two_shot --hierarchical --link-gbit 100");
+  ASSERT_EQ(p.code, 0) << p.output;
+  size_t lines = 0, hier = 0;
+  for (size_t pos = 0; (pos = p.output.find('\n', pos)) != std::string::npos; ++pos) ++lines;
+  for (size_t pos = 0; (pos = p.output.find(",hierarchical,", pos)) != std::string::npos; ++pos) ++hier;
+  EXPECT_EQ(lines, 1u + 2 * 2 * 2 * 2) << p.output;  // header + hosts x sizes x algos x {flat, hier}
+  EXPECT_EQ(hier, 8u) << p.output;
+  EXPECT_NE(p.output.find("rotation=hadamard"), std::string::npos) << p.output;  // int8's default
+}
+
+TEST(ModelTool, UsageErrorsExit2) {
+  const std::string m = EQUARX_MODEL_PATH;
+  EXPECT_EQ(RunCommand(m + " --bogus").code, 2);
+  EXPECT_EQ(RunCommand(m + " --hosts 0").code, 2);
+  EXPECT_EQ(RunCommand(m + " --hosts 4,x").code, 2);
+  EXPECT_EQ(RunCommand(m + " --link-gbit -1").code, 2);
+  EXPECT_EQ(RunCommand(m + " --link-gbit 0").code, 2);
+  EXPECT_EQ(RunCommand(m + " --codec int3").code, 2);
+  EXPECT_EQ(RunCommand(m + " --options rotation=sideways").code, 2);
+  EXPECT_EQ(RunCommand(m + " -b 4M -e 1M").code, 2);
+  EXPECT_EQ(RunCommand(m + " extra").code, 2);
+  EXPECT_EQ(RunCommand(m + " --help").code, 0);
+}
+
+TEST(ModelTool, CalibrationMeasuresEveryRate) {
+  const Proc p = RunCommand(std::string(EQUARX_MODEL_PATH) + " --calibrate --hosts 2 -b 64K -e 64K");
+  ASSERT_EQ(p.code, 0) << p.output;
+  EXPECT_NE(p.output.find("(measured, "), std::string::npos) << p.output;
+  EXPECT_EQ(p.output.find(" 0.000"), std::string::npos) << p.output;  // no rate measured as zero
+}
+#endif
+
 }  // namespace
 }  // namespace equarx::tools

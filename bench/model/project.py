@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Projects AllReduce times to 64 ... 4096 ranks with equarx-model: which schedule wins where.
+
+8 ranks per host, links of 25, 100 and 400 Gbit/s, bf16 messages of 256 KiB ... 1 GiB, the
+library's defaults for the quantized schedules (int8, block 64, the default rotation), the
+codec rates measured on this machine (--calibrate), one codec thread per rank (what the library
+does today) and, as a what-if, 4. The network constants are assumptions for a datacenter TCP
+network, written in the output: they are not measured here.
+
+  bench/model/project.py --model build/release/tools/model/equarx-model --out DIR
+writes DIR/projections.csv (every prediction) and DIR/projections.md (the tables).
+"""
+import argparse
+import csv
+import os
+import re
+import subprocess
+
+RANKS = [64, 512, 4096]
+PER_HOST = 8
+LINKS = [25, 100, 400]
+SIZES = "-b 256K -e 1G -f 4".split()
+ASSUMED = dict(alpha_us=20, per_message_us=2, stack_ns_per_byte=0.5, shm_gbs=10, cores_per_host=64)
+# (label, algorithm flags, hierarchical?)
+SCHEDULES = [
+    ("bf16 ring", ["--algorithm", "ring"], False),
+    ("hierarchical bf16 ring", ["--algorithm", "ring"], True),
+    ("int8 full_bidir", ["--algorithm", "full_bidir"], False),
+    ("int8 semi", ["--algorithm", "semi"], False),
+    ("int8 two_shot", ["--algorithm", "two_shot"], False),
+    ("hierarchical int8 full_bidir", ["--algorithm", "full_bidir"], True),
+    ("hierarchical int8 two_shot", ["--algorithm", "two_shot"], True),
+]
+
+
+def run(model, args):
+    return subprocess.run([model] + args, check=True, capture_output=True, text=True).stdout
+
+
+def fmt_size(b):
+    for unit, v in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= v:
+            return "%g %s" % (b / v, unit)
+    return "%d B" % b
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+
+    text = run(a.model, ["--calibrate", "--hosts", "2", "-b", "64K", "-e", "64K"])
+    m = re.search(r"dae ([\d.]+) decode ([\d.]+) add ([\d.]+) rotate ([\d.]+) \(measured, (\w+)\)", text)
+    rates = dict(zip(("dae", "decode", "add", "rotate"), m.groups()[:4]))
+    target = m.group(5)
+
+    rows = []
+    for threads in (1, 4):
+        for link in LINKS:
+            for label, flags, hier in SCHEDULES:
+                args = ["--csv", "--hosts", ",".join(str(r // PER_HOST) for r in RANKS),
+                        "--ranks-per-host", str(PER_HOST), "--link-gbit", str(link), "-d", "bf16",
+                        "--alpha-us", str(ASSUMED["alpha_us"]),
+                        "--per-message-us", str(ASSUMED["per_message_us"]),
+                        "--stack-ns-per-byte", str(ASSUMED["stack_ns_per_byte"]),
+                        "--shm-gbs", str(ASSUMED["shm_gbs"]),
+                        "--cores-per-host", str(ASSUMED["cores_per_host"]), "--threads", str(threads),
+                        "--dae-gelems", rates["dae"], "--decode-gelems", rates["decode"],
+                        "--add-gelems", rates["add"], "--rotate-gelems", rates["rotate"]] + SIZES + flags
+                if hier:
+                    args.append("--hierarchical")
+                for r in csv.DictReader(run(a.model, args).splitlines()):
+                    if (r["schedule"] == "hierarchical") != hier:
+                        continue
+                    r.update(label=label, threads=threads, link_gbit=link,
+                             ranks=int(r["hosts"]) * int(r["ranks_per_host"]))
+                    rows.append(r)
+
+    with open(os.path.join(a.out, "projections.csv"), "w", newline="") as f:
+        fields = ["threads", "link_gbit", "ranks", "hosts", "ranks_per_host", "size_bytes", "label",
+                  "steps", "wire_bytes_per_rank", "host_egress_bytes", "latency_us", "network_us",
+                  "codec_us", "stack_us", "memory_us", "time_us"]
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+    out = ["Assumed network (not measured): %s. Codec rates measured on this machine (%s, one "
+           "thread, G elements/s): %s." % (
+               ", ".join("%s %s" % kv for kv in ASSUMED.items()), target,
+               ", ".join("%s %s" % kv for kv in rates.items())), ""]
+    sizes = sorted({int(r["size_bytes"]) for r in rows})
+    for threads in (1, 4):
+        out.append("**%d codec thread%s per rank%s.** Each cell: the fastest schedule, and its "
+                   "speedup over the faster unquantized one (flat or hierarchical bf16 ring)." % (threads, "" if threads == 1 else "s",
+                                                    "" if threads == 1 else " (what-if: not implemented yet)"))
+        out.append("")
+        out.append("| link | ranks | " + " | ".join(fmt_size(s) for s in sizes) + " |")
+        out.append("|---|---:|" + "---|" * len(sizes))
+        for link in LINKS:
+            for ranks in RANKS:
+                cells = []
+                for s in sizes:
+                    sel = [r for r in rows if r["threads"] == threads and r["link_gbit"] == link and
+                           r["ranks"] == ranks and int(r["size_bytes"]) == s]
+                    ring = min(float(r["time_us"]) for r in sel if "bf16" in r["label"])
+                    best = min(sel, key=lambda r: float(r["time_us"]))
+                    cells.append("%s %.2fx" % (best["label"], ring / float(best["time_us"])))
+                out.append("| %d Gbit/s | %d | %s |" % (link, ranks, " | ".join(cells)))
+        out.append("")
+    # Crossovers: the smallest size from which some quantized schedule beats the bf16 ring.
+    out.append("Crossover: the smallest message from which the best quantized schedule is faster "
+               "than the best unquantized one, at every larger size too (\"never\": not even at 1 GiB).")
+    out.append("")
+    out.append("| codec threads | link | " + " | ".join("%d ranks" % r for r in RANKS) + " |")
+    out.append("|---:|---|" + "---|" * len(RANKS))
+    for threads in (1, 4):
+        for link in LINKS:
+            cells = []
+            for ranks in RANKS:
+                wins = []
+                for s in sizes:
+                    sel = [r for r in rows if r["threads"] == threads and r["link_gbit"] == link and
+                           r["ranks"] == ranks and int(r["size_bytes"]) == s]
+                    ring = min(float(r["time_us"]) for r in sel if "bf16" in r["label"])
+                    q = min(float(r["time_us"]) for r in sel if "bf16" not in r["label"])
+                    wins.append(q < ring)
+                first = next((i for i in range(len(sizes)) if all(wins[i:])), None)
+                cells.append("never" if first is None else fmt_size(sizes[first]))
+            out.append("| %d | %d Gbit/s | %s |" % (threads, link, " | ".join(cells)))
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(a.out, "projections.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Validates equarx-model against the emulated-network measurements committed in bench/results.
+
+For every measured row of our own algorithms (the sockets data path; 1 and 2.5 Gbit/s links
+and the unshaped one), the model predicts the time from the library's plan for that row's
+options, the link rate measured by the run's own iperf3 check (its env.txt; the nominal rate
+where a run has none), the tbf burst of bench/netem/run.sh (2 ms of the rate), and the codec's
+rates measured on this machine (equarx-model --calibrate). The machine the rows were measured
+on ran all H emulated hosts on its 2 cores: cores per host = 2 / H.
+
+Three constants are fitted on the calibration set (H = 4, bf16: the ring and full at 1 Gbit/s,
+the ring on the unshaped link): alpha (per schedule step), the time per message and the network
+stack's CPU per byte. Every other row is held out. auto rows are left out (they repeat another
+algorithm's row; which one depends on that build's tune table), counted in the summary. The
+summary also gives how far two measurements of the same configuration in different runs are
+apart, the data's own repeatability.
+
+  bench/model/validate.py --model build/release/tools/model/equarx-model --out DIR
+writes DIR/validation.csv (one row per point) and DIR/summary.txt.
+"""
+import argparse
+import csv
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RES = os.path.join(ROOT, "bench", "results")
+# (dataset name, rows file, env file); the rows files are the runs' own CSV/JSONL output.
+DATASETS = [
+    ("sweep_h4", "netem_sweep_h4.csv", "netem_sweep_h4_env.txt"),
+    ("sweep_h8", "netem_sweep_h8.csv", "netem_sweep_h8_env.txt"),
+    ("formats", "netem_formats.csv", "netem_formats_env.txt"),
+    ("auto", "netem_auto.csv", "netem_auto_env.txt"),
+    ("rotation", "rotation/netem_1gbit_h4/rows.csv", "rotation/netem_1gbit_h4/env.txt"),
+]
+OURS = {"ring", "full", "full_bidir", "semi", "two_shot"}
+CORES = 2  # the measuring machine's cores, shared by all emulated hosts
+
+
+def link_rates(env_path):
+    """{(hosts, rate): Gbit/s} from the run's iperf3 link checks."""
+    out = {}
+    with open(env_path) as f:
+        for line in f:
+            m = re.match(r"H=(\d+) rate=(\S+) link check .*: ([\d.]+) (M|G)bits/sec", line)
+            if m:
+                v = float(m.group(3)) / (1000.0 if m.group(4) == "M" else 1.0)
+                out[(int(m.group(1)), m.group(2))] = v
+    return out
+
+
+def nominal_gbit(rate):
+    m = re.fullmatch(r"([\d.]+)(m|g)bit", rate)
+    return float(m.group(1)) / (1000.0 if m.group(2) == "m" else 1.0)
+
+
+def options_of(row):
+    """The row's options as key=value text; rows from before options were recorded ran
+    without rotation (the builds had none) at their recorded codec and block."""
+    if row.get("options"):
+        return row["options"]
+    algo = row["algo"]
+    if algo == "ring":
+        return "algorithm=ring,rotation=none"
+    return "algorithm=%s,phases=%s,codec=%s,block=%s,rotation=none" % (
+        algo, row["phases"], row["codec"], row["block"])
+
+
+def run_model(model, args):
+    out = subprocess.run([model] + args, check=True, capture_output=True, text=True).stdout
+    return out
+
+
+def calibrate(model, cache, codec, block, dtype):
+    key = (codec, block, dtype)
+    if key not in cache:
+        text = run_model(model, ["--calibrate", "--codec", codec, "--block", str(block), "-d", dtype,
+                                 "--hosts", "2", "-b", "64K", "-e", "64K"])
+        m = re.search(r"dae ([\d.]+) decode ([\d.]+) add ([\d.]+) rotate ([\d.]+)", text)
+        target = re.search(r"measured, (\w+)", text).group(1)
+        cache[key] = dict(dae=m.group(1), decode=m.group(2), add=m.group(3), rotate=m.group(4),
+                          target=target)
+    return cache[key]
+
+
+def burst_ms(rate, gbit):
+    """bench/netem/run.sh's tbf burst (2 ms of the nominal rate, at least 64 KiB) in ms of the
+    link's measured rate; an unshaped link ("none") has none."""
+    if rate == "none":
+        return 0.0
+    nominal = nominal_gbit(rate) * 1e9 / 8
+    kib = max(64, int(nominal * 0.002 / 1024))
+    return kib * 1024 / (gbit * 1e9 / 8) * 1e3
+
+
+def predict(model, p, alpha_us, per_message_us, stack_ns):
+    r = p["rates"]
+    text = run_model(model, [
+        "--csv", "--hosts", str(p["hosts"]), "--link-gbit", "%.6g" % p["gbit"],
+        "--burst-ms", "%.6g" % burst_ms(p["rate"], p["gbit"]), "--stack-ns-per-byte", "%.6g" % stack_ns,
+        "--alpha-us", "%.6g" % alpha_us, "--per-message-us", "%.6g" % per_message_us,
+        "--cores-per-host", "%.6g" % (CORES / p["hosts"]), "-d", p["dtype"], "-b", str(p["size"]),
+        "-e", str(p["size"]), "--options", p["options"], "--dae-gelems", r["dae"],
+        "--decode-gelems", r["decode"], "--add-gelems", r["add"], "--rotate-gelems", r["rotate"]])
+    rows = list(csv.DictReader(text.splitlines()))
+    assert len(rows) == 1, text
+    return rows[0]
+
+
+def model_time(r, hosts, alpha_us, per_message_us, stack_ns):
+    """The model's total (src/algo/cost_model.h) from its parts: what the fit varies."""
+    micro = int(re.search(r"microshards=(\d+)", r["options"]).group(1))
+    stack = 2 * int(r["host_egress_bytes"]) * stack_ns / 1000.0 / (CORES / hosts)
+    cpu = float(r["codec_us"]) + stack
+    paced = float(r["paced_us"])
+    work = max(paced, float(r["memory_us"]), cpu) + min(paced, cpu) / micro
+    return max(float(r["network_us"]),
+               int(r["steps"]) * alpha_us + int(r["messages"]) * per_message_us + work)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+
+    points, skipped = [], {"auto": 0, "not ours": 0, "other mode": 0}
+    for name, rows_file, env_file in DATASETS:
+        rates = link_rates(os.path.join(RES, env_file))
+        with open(os.path.join(RES, rows_file)) as f:
+            for row in csv.DictReader(f):
+                if row["algo"] == "auto":
+                    skipped["auto"] += 1
+                    continue
+                if row["algo"] not in OURS:
+                    skipped["not ours"] += 1
+                    continue
+                if row.get("mode", "normal") != "normal":
+                    skipped["other mode"] += 1
+                    continue
+                hosts = int(row["hosts"])
+                # A run without its own link check (the formats run): the nominal rate.
+                key = (hosts, row["rate"])
+                gbit = rates[key] if key in rates else nominal_gbit(row["rate"])
+                points.append(dict(dataset=name, hosts=hosts, rate=row["rate"],
+                                   gbit=gbit, dtype=row["dtype"],
+                                   algo=row["algo"], phases=row["phases"], codec=row["codec"],
+                                   block=row["block"], size=int(row["size_bytes"]),
+                                   options=options_of(row), measured_us=float(row["time_us"]),
+                                   measured_wire=int(row["wire_bytes"])))
+
+    cache = {}
+    for p in points:
+        codec = p["codec"] if p["codec"] != "-" else "int8"
+        block = p["block"] if p["block"] not in ("0", "-") else "128"
+        p["rates"] = calibrate(a.model, cache, codec, block, p["dtype"])
+
+    # Fit alpha (per step), the time of one message and the stack's CPU per byte on the
+    # calibration set: least squares of the relative error over a grid.
+    def in_calibration(p):
+        return (p["dataset"] == "sweep_h4" and p["dtype"] == "bf16" and p["phases"] in ("-", "rs+ag")
+                and ((p["rate"] == "1gbit" and p["algo"] in ("ring", "full")) or
+                     (p["rate"] == "none" and p["algo"] == "ring")))
+    calib = [p for p in points if in_calibration(p)]
+    parts = [(p, predict(a.model, p, 0, 0, 0)) for p in calib]
+    best = None
+    for stack in [x * 0.1 for x in range(0, 61)]:
+        for alpha in [x * 4.0 for x in range(0, 76)]:
+            for msg in [x * 1.0 for x in range(0, 61)]:
+                e = sum(((model_time(r, p["hosts"], alpha, msg, stack) - p["measured_us"]) /
+                         p["measured_us"]) ** 2 for p, r in parts)
+                if best is None or e < best[0]:
+                    best = (e, alpha, msg, stack)
+    _, alpha, per_message, stack = best
+
+    for p in points:
+        r = predict(a.model, p, alpha, per_message, stack)
+        assert abs(float(r["time_us"]) - model_time(r, p["hosts"], alpha, per_message, stack)) < 0.01, r
+        p["predicted_us"] = float(r["time_us"])
+        p["predicted_wire"] = int(r["wire_bytes_per_rank"])
+        p["err_pct"] = 100.0 * (p["predicted_us"] - p["measured_us"]) / p["measured_us"]
+        p["set"] = "calibration" if p in calib else "held-out"
+
+    fields = ["set", "dataset", "hosts", "rate", "gbit", "dtype", "algo", "phases", "codec", "block",
+              "size", "measured_us", "predicted_us", "err_pct", "measured_wire", "predicted_wire",
+              "options"]
+    with open(os.path.join(a.out, "validation.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for p in points:
+            w.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in p.items()})
+
+    def summary(sel, label):
+        e = [abs(p["err_pct"]) for p in sel]
+        if not e:
+            return "%-40s   (none)" % label
+        return "%-40s n=%4d  median |err| %5.1f%%  p90 %5.1f%%  worst %5.1f%%" % (
+            label, len(e), statistics.median(e), sorted(e)[int(0.9 * (len(e) - 1))], max(e))
+
+    held = [p for p in points if p["set"] == "held-out"]
+    lines = ["fitted on %d calibration points (H = 4, bf16: ring and full at 1 Gbit/s, ring on the "
+             "unshaped link): alpha %.1f us per step, %.1f us per message, network stack %.1f ns per "
+             "byte" % (len(calib), alpha, per_message, stack),
+             "codec rates (G elements/s, one thread, %s): %s" % (
+                 next(iter(cache.values()))["target"],
+                 "; ".join("%s B%s %s: dae %s decode %s add %s rotate %s" % (k + tuple(
+                     v[x] for x in ("dae", "decode", "add", "rotate"))) for k, v in sorted(cache.items()))),
+             "left out: " + ", ".join("%s %d" % kv for kv in skipped.items()),
+             summary(points, "all points"), summary(held, "held-out points"),
+             summary([p for p in held if p["size"] >= (1 << 20)], "held-out, >= 1 MiB"),
+             summary([p for p in held if p["size"] < (1 << 20)], "held-out, < 1 MiB")]
+    for key in ("dataset", "algo", "rate", "hosts"):
+        for v in sorted({str(p[key]) for p in held}):
+            lines.append(summary([p for p in held if str(p[key]) == v], "held-out, %s = %s" % (key, v)))
+    # Repeatability of the measurements themselves: the same configuration (hosts, rate, dtype,
+    # options, size) measured in two runs (the auto run repeats the sweep's bf16 rows).
+    seen, rep = {}, []
+    for p in points:
+        key = (p["hosts"], p["rate"], p["dtype"], p["options"], p["size"])
+        if key in seen and seen[key]["dataset"] != p["dataset"]:
+            x, y = seen[key]["measured_us"], p["measured_us"]
+            rep.append(100.0 * abs(x - y) / min(x, y))
+        seen.setdefault(key, p)
+    if rep:
+        lines.append("repeatability: %d configurations measured in two runs differ by median %.1f%%, "
+                     "p90 %.1f%%, worst %.1f%% (the slower over the faster)" % (
+                         len(rep), statistics.median(rep), sorted(rep)[int(0.9 * (len(rep) - 1))], max(rep)))
+    # Wire bytes: the rows record what rank 0 handed to its transport. Rows from builds whose
+    # argument-check descriptor had another size differ by (N - 1) times that difference.
+    exact = [p for p in points if p["measured_wire"] == p["predicted_wire"]]
+    diffs = sorted({(p["hosts"], p["measured_wire"] - p["predicted_wire"]) for p in points
+                    if p["measured_wire"] != p["predicted_wire"]})
+    lines.append("wire bytes equal to the model's: %d of %d rows; the others differ by %s bytes "
+                 "(hosts, measured - model)" % (len(exact), len(points), diffs))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "summary.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

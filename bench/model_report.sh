@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# bench/model_report.sh — the cost model's validation and projections (docs/scale.md):
+#   1. builds the release tree (cmake --preset release) so that equarx-model is this revision's;
+#   2. bench/model/validate.py: the model against every emulated-network row in bench/results;
+#   3. bench/model/project.py: 64 ... 4096 ranks at 8 ranks per host, 25/100/400 Gbit/s;
+#   4. writes bench/results/model/ (rows, summaries, env.txt) and regenerates the tables of
+#      docs/scale.md between its <!-- model:NAME --> markers.
+#
+#   bash bench/model_report.sh
+#
+# About a minute. The codec rates are measured on this machine: run it on a quiet one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=bench/results/model
+MODEL=build/release/tools/model/equarx-model
+cmake --preset release >/dev/null
+cmake --build --preset release --target equarx-model >/dev/null
+mkdir -p "$OUT"
+{
+  echo "date: $(date -u +%FT%T%:z)"
+  echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/model || echo ' (dirty)')"
+  echo "simd: $(build/release/tools/info/equarx-info 2>/dev/null | sed -n 's/^kernels use: //p')"
+  echo "cpus: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "commands: python3 bench/model/validate.py --model $MODEL --out $OUT;" \
+       "python3 bench/model/project.py --model $MODEL --out $OUT"
+} > "$OUT/env.txt"
+python3 bench/model/validate.py --model "$MODEL" --out "$OUT"
+python3 bench/model/project.py --model "$MODEL" --out "$OUT" >/dev/null
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/env.txt"
+
+# The tables of docs/scale.md: each generated file replaces what stands between its markers.
+python3 - "$OUT" <<'PYEOF'
+import re, sys
+out = sys.argv[1]
+doc = open("docs/scale.md").read()
+parts = {
+    "validation": open(f"{out}/summary.txt").read().rstrip("\n"),
+    "projections": open(f"{out}/projections.md").read().rstrip("\n"),
+    "env": open(f"{out}/env.txt").read().rstrip("\n"),
+}
+for name, text in parts.items():
+    if name != "projections":
+        text = "```\n" + text + "\n```"
+    pat = re.compile(r"(<!-- model:%s -->\n)(?:.*?\n)?(<!-- /model:%s -->)" % (name, name), re.S)
+    if not pat.search(doc):
+        sys.exit(f"docs/scale.md has no <!-- model:{name} --> markers")
+    doc = pat.sub(lambda m: m.group(1) + text + "\n" + m.group(2), doc)
+open("docs/scale.md", "w").write(doc)
+PYEOF
+echo "model_report.sh: wrote $OUT and docs/scale.md"

@@ -1,0 +1,122 @@
+// equarx cost model (see cost_model.h for the model itself).
+#include "algo/cost_model.h"
+
+#include <algorithm>
+
+#include "algo/selector.h"
+
+namespace equarx::algo {
+namespace {
+
+bool Quantized(const codec::WireSpec& w) { return w.format >= codec::Format::kInt8Block; }
+
+int PhaseSteps(const Lane* lanes, int n) {
+  int steps = 0;
+  for (int i = 0; i < n; ++i) steps = std::max(steps, lanes[i].steps);
+  return steps;
+}
+
+int LaneMessages(const Lane* lanes, int n) {
+  int messages = 0;
+  for (int i = 0; i < n; ++i) messages += lanes[i].steps;
+  return messages;
+}
+
+
+}  // namespace
+
+double EffectiveThreads(const Machine& m) {
+  const double threads = std::max(1, m.threads);
+  if (m.cores_per_host <= 0) return threads;
+  return std::min(threads, m.cores_per_host / std::max(1, m.ranks_per_host));
+}
+
+Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t count,
+                       const Machine& m, const TuneTable& table) {
+  Prediction p;
+  const int R = std::max(1, m.ranks_per_host);
+  const int N = std::max(1, m.hosts) * R;
+  if (N < 2 || count == 0) return p;
+  const Plan plan = SelectPlan(options, dtype, count, N, table);
+  p.algorithm = plan.algorithm;
+  const uint64_t W = PlanWireBytes(plan, 0, N, options.microshards ? options.microshards : 4);
+
+  p.wire_bytes_per_rank = W;
+
+  const size_t micro = options.microshards ? options.microshards : 4;
+  uint64_t messages;
+  if (plan.all_to_all) {
+    p.steps = 2;
+    messages = 2 * uint64_t(N - 1) * micro;
+    // Of a rank's N - 1 peers, R - 1 share its host.
+    p.host_egress_bytes = uint64_t(double(W) * R * (N - R) / (N - 1));
+    p.intra_host_bytes = uint64_t(double(W) * (R - 1) / (N - 1));
+  } else {
+    p.steps = PhaseSteps(plan.rs, plan.num_rs) + PhaseSteps(plan.ag, plan.num_ag);
+    messages = uint64_t(LaneMessages(plan.rs, plan.num_rs) + LaneMessages(plan.ag, plan.num_ag)) * micro;
+    // Ranks in rank order on the ring: one edge per direction leaves each host, and a host's
+    // two boundary ranks send on it what any rank sends in that direction: W in all.
+    p.host_egress_bytes = m.hosts > 1 ? W : 0;
+    p.intra_host_bytes = R > 1 ? W : 0;
+  }
+
+  if (options.validate && m.check_bytes > 0) {
+    // The argument check: one all-to-all round of descriptors before the data.
+    p.steps += 1;
+    messages += N - 1;
+    p.wire_bytes_per_rank += uint64_t(N - 1) * m.check_bytes;
+    p.host_egress_bytes += uint64_t(R) * (N - R) * m.check_bytes;
+    p.intra_host_bytes += uint64_t(R - 1) * m.check_bytes;
+  }
+  p.messages = messages;
+  p.latency_s = p.steps * m.alpha_s + messages * m.per_message_s;
+  p.network_s = double(p.host_egress_bytes) / m.link_bytes_per_s;
+  p.memory_s = double(p.intra_host_bytes) / m.shm_bytes_per_s;
+
+  const double n = double(count);
+  const double share = double(N - 1) / N;
+  double cpu = share * n / (Quantized(plan.rs_wire) ? m.rates.dae : m.rates.add);
+  if (Quantized(plan.ag_wire)) cpu += n / m.rates.decode;
+  if (options.rotation == Rotation::kHadamard) cpu += 2 * n / m.rates.rotate;
+  p.codec_s = cpu / EffectiveThreads(m);
+  // Both directions of the host's link pass through its stack, on its cores.
+  const double cores = m.cores_per_host > 0 ? m.cores_per_host : double(R) * std::max(1, m.threads);
+  p.stack_s = 2.0 * double(p.host_egress_bytes) * m.stack_s_per_byte / cores;
+
+  // A link that lets a burst through at once (a token bucket) hides the latency of a call
+  // whose bytes fit the burst; past it the link's rate sets the pace.
+  const double burst = std::min(double(m.link_burst_bytes), double(p.host_egress_bytes));
+  p.paced_s = (double(p.host_egress_bytes) - burst) / m.link_bytes_per_s;
+  const double cpu_s = p.codec_s + p.stack_s;
+  p.work_s = std::max({p.paced_s, p.memory_s, cpu_s}) + std::min(p.paced_s, cpu_s) / double(micro);
+  p.seconds = std::max(p.network_s, p.latency_s + p.work_s);
+  return p;
+}
+
+Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_t count,
+                               const Machine& m, const TuneTable& table) {
+  const int R = std::max(1, m.ranks_per_host);
+  if (R == 1) return PredictFlat(inner, dtype, count, m, table);
+  // Across hosts: the R shard groups run side by side, sharing the host's link and cores.
+  Machine across = m;
+  across.ranks_per_host = 1;
+  across.link_bytes_per_s = m.link_bytes_per_s / R;
+  across.cores_per_host = m.cores_per_host > 0 ? m.cores_per_host / R : 0;
+  const size_t shard = (count + R - 1) / R;
+  Prediction p = m.hosts > 1 ? PredictFlat(inner, dtype, shard, across, table) : Prediction{};
+  p.host_egress_bytes *= R;
+
+  // Inside the host: an f32 reduce-scatter and an all-gather in the dtype, R - 1 steps each.
+  const double share = double(R - 1) / R;
+  const double rs_bytes = share * double(count) * 4;
+  const double ag_bytes = share * double(count) * DTypeSize(dtype);
+  const double intra_s = (rs_bytes + ag_bytes) / m.shm_bytes_per_s +
+                         share * double(count) / m.rates.add / EffectiveThreads(m);
+  p.intra_host_bytes = uint64_t(rs_bytes + ag_bytes);
+  p.memory_s = (rs_bytes + ag_bytes) / m.shm_bytes_per_s;
+  p.steps += 2 * (R - 1);
+  p.seconds += intra_s;
+  return p;
+}
+
+}  // namespace equarx::algo

@@ -1,0 +1,107 @@
+// equarx cost model — predicts the time of one AllReduce from the plan the library would run,
+// the network and the codec's measured speed. No communication; the library's own plan and
+// byte count (plan.h) are the input, so the model's bytes are the bytes the library sends.
+//
+// Network: H hosts of R ranks each on a switched, full-duplex network; every host has one
+// link of `link_bytes_per_s` per direction (its NIC) and ranks are placed on hosts in rank
+// order (rank r on host r / R). Inside a host, ranks exchange through memory at
+// `shm_bytes_per_s` per rank.
+//
+// Time of a flat plan over N = H * R ranks (every term from the plan):
+//   check   = with validate, the argument check first: one all-to-all step in which every
+//             rank sends its descriptor (check_bytes) to every other.
+//   steps   = RS steps + AG steps: a lane of T steps takes T; lanes run side by side, so a
+//             phase takes its longest lane; two_shot's all-to-all is one step per phase
+//             with N - 1 messages. Every message goes in `microshards` pieces.
+//             latency = steps * alpha + messages * per_message.
+//   network = host egress bytes / link: a ring-shaped plan crosses each host boundary on one
+//             edge per direction, so a host sends what one rank sends (W, exact from
+//             PlanWireBytes); two_shot's host sends R * W * (N - R) / (N - 1).
+//   memory  = a rank's intra-host bytes / shm (the ring's other R - 1 edges; two_shot's
+//             R - 1 same-host peers).
+//   codec   = per rank: the quantized RS decode-accumulate-encodes (N-1)/N of the tensor, the
+//             quantized AG decodes it, an unquantized RS hop widens-adds-narrows it; plus
+//             the rotation's forward and inverse over the whole tensor when one applies.
+//             Each at the measured rate of one thread, times the threads the host's cores
+//             give a rank (cores / R, at most `threads`).
+//   stack   = the network stack's CPU time for the bytes the host sends and receives over
+//             its link (stack_s_per_byte), on the host's cores; cpu = codec + stack.
+//   total   = latency + max(network, memory, cpu) + min(network, cpu) / microshards
+//             (the executor pipelines each step in microshards: the slower resource sets the
+//             pace, one microshard of the other is exposed at the end). A link with a burst
+//             allowance (a token bucket) sends its first link_burst_bytes at once: network
+//             counts only the bytes past it, and the total is at least host egress / rate.
+//
+// Hierarchical (modelled only, not implemented by the library yet): an unquantized f32
+// reduce-scatter inside each host over memory, the flat plan of each 1/R shard across the H
+// hosts (R of them share the host's link), an all-gather inside the host in the dtype; the
+// three run one after the other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algo/plan.h"
+#include "algo/tune_table.h"
+#include "equarx/options.h"
+
+namespace equarx::algo {
+
+/// Element throughput of one thread for each kernel the model charges (elements per second).
+struct KernelRates {
+  double dae = 3.0e9;      ///< quantized decode-accumulate-encode (the RS hop)
+  double decode = 6.0e9;   ///< quantized decode (the AG)
+  double add = 4.0e9;      ///< unquantized RS hop: widen, add in f32, narrow
+  double rotate = 1.5e9;   ///< one Hadamard rotation pass (forward or inverse)
+};
+
+struct Machine {
+  int hosts = 2;
+  int ranks_per_host = 1;
+  double link_bytes_per_s = 125e6;  ///< per host, per direction
+  double alpha_s = 50e-6;           ///< per step (a network round of the schedule)
+  double per_message_s = 0.0;       ///< added per message a rank sends (microshards included)
+  /// CPU time the operating system's network stack spends per byte a host sends or receives
+  /// (TCP without offloads costs a core about 1 ns per byte), taken from the host's cores
+  /// like the codec's work; 0 to leave it out.
+  double stack_s_per_byte = 0;
+  /// What the link lets through at once before its rate applies (a token bucket's burst, as
+  /// the emulated links of bench/netem have: 2 ms of line rate); 0 for a plain link.
+  uint64_t link_burst_bytes = 0;
+  double shm_bytes_per_s = 8e9;     ///< intra-host, per rank
+  double cores_per_host = 0;        ///< 0: ranks_per_host * threads (no contention)
+  int threads = 1;                  ///< codec threads per rank
+  /// Bytes of the argument check every rank sends every other before the data (validate=1;
+  /// the caller knows the descriptor's size, core/validate.h); one more all-to-all step.
+  size_t check_bytes = 0;
+  KernelRates rates;
+};
+
+struct Prediction {
+  Algorithm algorithm = Algorithm::kRing;  ///< what the plan resolved to
+  int steps = 0;
+  uint64_t messages = 0;              ///< what one rank sends, microshards included
+  uint64_t wire_bytes_per_rank = 0;   ///< exact, from the plan
+  uint64_t host_egress_bytes = 0;     ///< what one host's NIC sends
+  uint64_t intra_host_bytes = 0;      ///< what one rank sends to same-host ranks
+  double latency_s = 0, network_s = 0, memory_s = 0, codec_s = 0, stack_s = 0;
+  double paced_s = 0;  ///< network time past the link's burst
+  double work_s = 0;  ///< the pipelined resources' time after the burst (total minus latency)
+  double seconds = 0;
+};
+
+/// The prediction for a flat AllReduce of `count` elements over all ranks of `m`. `options`
+/// resolved as a call resolves them (ResolveOptions, equarx/options.h); auto and the size
+/// gate resolve through `table`.
+Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t count,
+                       const Machine& m, const TuneTable& table);
+
+/// The hierarchical schedule described above, with `inner` as the inter-host plan's options.
+/// ranks_per_host == 1 gives the flat plan over the hosts.
+Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_t count,
+                               const Machine& m, const TuneTable& table);
+
+/// The threads a rank's codec gets on `m` (may be fractional when ranks share cores).
+double EffectiveThreads(const Machine& m);
+
+}  // namespace equarx::algo
