@@ -35,7 +35,8 @@ typedef enum {
   equarxAlgoSemi = 3,
   equarxAlgoNaiveFp8 = 4,
   equarxAlgoTwoShot = 5,
-  equarxAlgoAuto = 6
+  equarxAlgoAuto = 6,
+  equarxAlgoHierarchical = 7 /* options inner and ranks_per_host: equarxConfigSetOption */
 } equarxAlgorithm_t;
 
 typedef enum { equarxPhasesRS = 1, equarxPhasesAG = 2, equarxPhasesRSAG = 3 } equarxPhases_t;

@@ -59,6 +59,12 @@ struct AllReduceOptions {
   const char* tune_file = nullptr;
   /// Diagnostics only; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kNormal;
+  /// Algorithm::kHierarchical: the algorithm across hosts (any but naive_fp8 and hierarchical;
+  /// auto picks it by the shard's size and the number of hosts).
+  Algorithm inner = Algorithm::kAuto;
+  /// Algorithm::kHierarchical: ranks on each host, in rank order (ranks 0..R-1 on the first
+  /// host, ...; the last host may have fewer); 0 = EQUARX_RANKS_PER_HOST, else 1.
+  uint32_t ranks_per_host = 0;
   /// Rotation before the first encode, undone after the last decode (see Rotation). Its random
   /// signs come from `seed`. kDefault = EQUARX_ROTATION, else DefaultRotation(codec).
   Rotation rotation = Rotation::kDefault;

@@ -107,7 +107,7 @@ class CallIo {
     if (staged_) return {staged_ + r.begin, DType::kFloat32};
     const void* src = static_cast<const uint8_t*>(args_->send) + r.begin * DTypeSize(args_->dtype);
     if (!rotate_) return {src, args_->dtype};
-    if (codec_on_) codec::RotateForward(args_->rotation, args_->dtype, src, r.count, r.begin, tmp_[0]);
+    if (codec_on_) codec::RotateForward(args_->rotation, args_->dtype, src, r.count, r.begin + args_->element_offset, tmp_[0]);
     return {tmp_[0], DType::kFloat32};
   }
   /// The output elements of segment r (in the call's dtype).
@@ -119,7 +119,7 @@ class CallIo {
     if (!codec_on_) return;
     if (!rotate_) return codec::Decode(w, wire, r.count, args_->dtype, Out(r));
     codec::Decode(w, wire, r.count, DType::kFloat32, tmp_[0]);
-    codec::RotateInverse(args_->rotation, tmp_[0], r.count, r.begin, args_->dtype, Out(r));
+    codec::RotateInverse(args_->rotation, tmp_[0], r.count, r.begin + args_->element_offset, args_->dtype, Out(r));
   }
   /// Error feedback: staged <- f32(send) + residual (rotated when a rotation is on), then
   /// residual <- 0: the call's contribution, to which every encode of this rank adds back
@@ -131,7 +131,7 @@ class CallIo {
                             static_cast<const uint8_t*>(args_->send), n, DType::kFloat32,
                             args_->residual, staged_);
     std::fill(args_->residual, args_->residual + n, 0.0f);
-    if (rotate_) codec::RotateForward(args_->rotation, DType::kFloat32, staged_, n, 0, staged_);
+    if (rotate_) codec::RotateForward(args_->rotation, DType::kFloat32, staged_, n, args_->element_offset, staged_);
   }
   /// wire <- encode(exact) for segment r; residual += what the encode lost (exact - decoded,
   /// inverse-rotated when a rotation is on).
@@ -142,13 +142,13 @@ class CallIo {
     if (!rotate_) return codec::AccumulateLoss(DType::kFloat32, tmp_[0], exact, r.count, residual);
     std::fill(tmp_[1], tmp_[1] + r.count, 0.0f);
     codec::AccumulateLoss(DType::kFloat32, tmp_[0], exact, r.count, tmp_[1]);
-    codec::RotateInverse(args_->rotation, tmp_[1], r.count, r.begin, DType::kFloat32, tmp_[1]);
+    codec::RotateInverse(args_->rotation, tmp_[1], r.count, r.begin + args_->element_offset, DType::kFloat32, tmp_[1]);
     for (size_t i = 0; i < r.count; ++i) residual[i] += tmp_[1][i];
   }
   /// residual += exact - result for the owner's segment r (`exact`, the f32 sum in the
   /// schedule's domain, is inverse-rotated in place first when a rotation is on).
   void OwnerLoss(Range r, float* exact) {
-    if (rotate_) codec::RotateInverse(args_->rotation, exact, r.count, r.begin, DType::kFloat32, exact);
+    if (rotate_) codec::RotateInverse(args_->rotation, exact, r.count, r.begin + args_->element_offset, DType::kFloat32, exact);
     codec::AccumulateLoss(args_->dtype, Out(r), exact, r.count, args_->residual + r.begin);
   }
 

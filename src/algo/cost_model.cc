@@ -37,6 +37,11 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   const int R = std::max(1, m.ranks_per_host);
   const int N = std::max(1, m.hosts) * R;
   if (N < 2 || count == 0) return p;
+  if (options.algorithm == Algorithm::kHierarchical) {
+    AllReduceOptions inner = options;
+    inner.algorithm = options.inner;
+    return PredictHierarchical(inner, dtype, count, m, table);
+  }
   const Plan plan = SelectPlan(options, dtype, count, N, table);
   p.algorithm = plan.algorithm;
   const uint64_t W = PlanWireBytes(plan, 0, N, options.microshards ? options.microshards : 4);
@@ -97,25 +102,40 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
                                const Machine& m, const TuneTable& table) {
   const int R = std::max(1, m.ranks_per_host);
   if (R == 1) return PredictFlat(inner, dtype, count, m, table);
-  // Across hosts: the R shard groups run side by side, sharing the host's link and cores.
+  const int H = std::max(1, m.hosts), N = H * R;
+  // Across hosts: the R shard groups run side by side, sharing the host's link and cores. The
+  // argument check runs once over all N ranks (below), not per group.
   Machine across = m;
   across.ranks_per_host = 1;
   across.link_bytes_per_s = m.link_bytes_per_s / R;
   across.cores_per_host = m.cores_per_host > 0 ? m.cores_per_host / R : 0;
-  const size_t shard = (count + R - 1) / R;
-  Prediction p = m.hosts > 1 ? PredictFlat(inner, dtype, shard, across, table) : Prediction{};
+  AllReduceOptions no_check = inner;
+  no_check.validate = false;
+  // Rank 0 owns shard 0 (hierarchical.cc cuts R shards on the block grid).
+  const size_t shard = SplitBlocks(Range{0, count}, inner.block, size_t(R), 0).count;
+  Prediction p = H > 1 ? PredictFlat(no_check, dtype, shard, across, table) : Prediction{};
   p.host_egress_bytes *= R;
 
-  // Inside the host: an f32 reduce-scatter and an all-gather in the dtype, R - 1 steps each.
-  const double share = double(R - 1) / R;
-  const double rs_bytes = share * double(count) * 4;
-  const double ag_bytes = share * double(count) * DTypeSize(dtype);
-  const double intra_s = (rs_bytes + ag_bytes) / m.shm_bytes_per_s +
-                         share * double(count) / m.rates.add / EffectiveThreads(m);
+  // Inside the host: an f32 reduce-scatter (rank 0 sends the shards it does not own) and an
+  // all-gather in the dtype (it sends its own shard to the R - 1 others); R - 1 peers each.
+  const double rs_bytes = double(count - shard) * 4;
+  const double ag_bytes = double(shard) * double(R - 1) * DTypeSize(dtype);
   p.intra_host_bytes = uint64_t(rs_bytes + ag_bytes);
+  p.wire_bytes_per_rank += p.intra_host_bytes;
   p.memory_s = (rs_bytes + ag_bytes) / m.shm_bytes_per_s;
-  p.steps += 2 * (R - 1);
-  p.seconds += intra_s;
+  const double intra_s = p.memory_s + double(count - shard) / m.rates.add / EffectiveThreads(m);
+  p.steps += 2;
+  p.messages += 2 * uint64_t(R - 1);
+  if (inner.validate && m.check_bytes > 0) {
+    p.steps += 1;
+    p.messages += N - 1;
+    p.wire_bytes_per_rank += uint64_t(N - 1) * m.check_bytes;
+    p.host_egress_bytes += uint64_t(R) * (N - R) * m.check_bytes;
+    p.intra_host_bytes += uint64_t(R - 1) * m.check_bytes;
+  }
+  p.latency_s = p.steps * m.alpha_s + double(p.messages) * m.per_message_s;
+  p.seconds += intra_s + (2 + (inner.validate && m.check_bytes ? 1 : 0)) * m.alpha_s +
+               double(2 * (R - 1) + (inner.validate && m.check_bytes ? N - 1 : 0)) * m.per_message_s;
   return p;
 }
 

@@ -32,10 +32,12 @@
 //             allowance (a token bucket) sends its first link_burst_bytes at once: network
 //             counts only the bytes past it, and the total is at least host egress / rate.
 //
-// Hierarchical (modelled only, not implemented by the library yet): an unquantized f32
-// reduce-scatter inside each host over memory, the flat plan of each 1/R shard across the H
-// hosts (R of them share the host's link), an all-gather inside the host in the dtype; the
-// three run one after the other.
+// Hierarchical (algo/hierarchical.cc; options.algorithm = kHierarchical, or PredictHierarchical
+// with the inner options): an unquantized f32 reduce-scatter inside each host over memory (one
+// step, R - 1 messages), the inner flat plan of each 1/R shard across the H hosts (R of them
+// share the host's link and cores), an all-gather inside the host in the dtype; the three run
+// one after the other. The layout is the machine's (ranks_per_host), one argument check over
+// all N ranks. Bytes are rank 0's, exact.
 #pragma once
 
 #include <cstddef>

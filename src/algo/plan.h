@@ -65,6 +65,9 @@ struct RunArgs {
   codec::EncodeStats* stats = nullptr;
   /// Rotation of the contributions (block 0: none); see call_io.h.
   codec::RotationSpec rotation;
+  /// Index of element 0 of this call in a larger tensor (hierarchical.cc runs one call per
+  /// shard): rotation blocks are numbered from the larger tensor's element 0. Block-aligned.
+  size_t element_offset = 0;
 };
 
 /// The wire spec of one encode: `w` with the stochastic-rounding stream of the hop that

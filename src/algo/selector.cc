@@ -47,6 +47,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
     case Algorithm::kTwoShot: p = MakeTwoShotPlan(args); break;
     case Algorithm::kRing:
     case Algorithm::kAuto:  // resolved above
+    case Algorithm::kHierarchical:  // not one plan: hierarchical.cc runs it (the ring stands in)
       a = Algorithm::kRing;
       p = MakeRingPlan(args);
       break;

@@ -32,6 +32,7 @@ struct Settings {
   std::string data_path = "mpi";  // as given; CreateMpiCommunicator checks it
   std::string socket_ifname;      // empty: first non-loopback interface
   std::optional<Rotation> rotation;  // EQUARX_ROTATION, if set to none or hadamard
+  uint32_t ranks_per_host = 1;       // EQUARX_RANKS_PER_HOST (algorithm hierarchical)
   std::vector<std::string> warnings;
 };
 Settings Read();

@@ -19,6 +19,9 @@ constexpr EnumInfo kAlgorithms[] = {
      "all-to-all reduce-scatter + all-gather: each value quantized once, two quantizations total"},
     {int(Algorithm::kAuto), "auto",
      "by message size from a crossover table (EQUARX_TUNE_FILE, written by equarx-tune)"},
+    {int(Algorithm::kHierarchical), "hierarchical",
+     "f32 reduce-scatter inside each host (ranks_per_host), the `inner` algorithm across hosts "
+     "on each shard, all-gather inside the host: only the inter-host step quantizes"},
 };
 
 constexpr EnumInfo kPhases[] = {
@@ -144,9 +147,11 @@ constexpr AlgorithmTraits kAlgorithmTraits[] = {
     /* naive_fp8  */ {true, false},
     /* two_shot   */ {true, true},
     /* auto       */ {false, true},
+    /* hierarchical */ {false, true},  // quantizes where `inner` does
 };
 static_assert(std::size(kAlgorithmTraits) == std::size(kAlgorithms));
-static_assert(int(Algorithm::kRing) == 0 && int(Algorithm::kTwoShot) == 5 && int(Algorithm::kAuto) == 6);
+static_assert(int(Algorithm::kRing) == 0 && int(Algorithm::kTwoShot) == 5 && int(Algorithm::kAuto) == 6 &&
+              int(Algorithm::kHierarchical) == 7);
 
 // Default rotations measured on a real model's activations (docs/accuracy.md, section 6; docs/
 // gemma3.md): the rotation cuts the integer codecs' error several times over and keeps

@@ -13,6 +13,7 @@
 #include "algo/selector.h"
 #include "common/env.h"
 #include "core/validate.h"
+#include "algo/hierarchical.h"
 #include "transport/inproc/inproc_transport.h"
 
 namespace equarx {
@@ -21,6 +22,7 @@ struct Communicator::Impl {
   std::unique_ptr<transport::Transport> transport;
   env::Settings settings;
   algo::Scratch scratch;
+  algo::Scratch hier_scratch;  // algorithm hierarchical's own buffers (scratch: its inner calls)
   algo::TuneTable tune = algo::TuneTable::Defaults();
   std::string tune_path;  // the file `tune` came from ("" = defaults)
   Status tune_status;     // why that file could not be used, if it could not
@@ -88,6 +90,7 @@ AllReduceOptions Resolve(const AllReduceOptions& in, const env::Settings& env) {
   AllReduceOptions o = in;
   if (o.microshards == 0) o.microshards = env.microshards;
   if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
+  if (o.ranks_per_host == 0) o.ranks_per_host = env.ranks_per_host;
   if (o.rotation == Rotation::kDefault) {
     if (!TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
     else if (env.rotation) o.rotation = *env.rotation;
@@ -130,7 +133,8 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   const uint64_t tag_base = seq << 32;
 
   Status local = core::CheckLocal(send, recv, count, dtype, o, extras.residual);
-  if (o.algorithm == Algorithm::kAuto) {
+  if (o.algorithm == Algorithm::kAuto ||
+      (o.algorithm == Algorithm::kHierarchical && o.inner == Algorithm::kAuto)) {
     m.UseTuneFile(o.tune_file ? o.tune_file : m.settings.tune_file);
     if (local.ok() && !m.tune_status.ok()) local = m.tune_status;
   }
@@ -166,6 +170,30 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
     } else if (send != recv) {
       std::memcpy(recv, send, count * DTypeSize(dtype));
     }
+    return Status::Ok();
+  }
+
+  if (o.algorithm == Algorithm::kHierarchical) {
+    const bool explicit_rotation = options.rotation == Rotation::kHadamard;
+    Status ok = algo::CheckHierarchical(o, explicit_rotation, dtype, count, t->size(), m.tune);
+    if (!ok.ok()) return ok;  // the same verdict on every rank, before any data moves
+    algo::RunArgs args;
+    args.transport = t;
+    args.dtype = dtype;
+    args.send = send;
+    args.recv = recv;
+    args.count = count;
+    args.microshards = o.microshards;
+    args.tag_base = tag_base;
+    args.deadline = deadline;
+    args.mode = o.mode;
+    if (rotate) args.rotation = codec::RotationSpec{uint32_t(o.block), o.seed};
+    codec::EncodeStats encode_stats;
+    if (extras.stats) args.stats = &encode_stats;
+    Status st = algo::ExecuteHierarchical(o, explicit_rotation, args, m.tune, &m.scratch,
+                                          &m.hier_scratch);
+    if (!st.ok()) return m.Fail(seq, st, true);
+    if (extras.stats) *extras.stats = ToStats(encode_stats);
     return Status::Ok();
   }
 
@@ -212,6 +240,8 @@ uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
   const std::string path = o.tune_file ? o.tune_file : settings.tune_file;
   algo::TuneTable table = algo::TuneTable::Defaults();
   if (!path.empty() && !algo::TuneTable::Load(path, &table).ok()) table = algo::TuneTable::Defaults();
+  if (o.algorithm == Algorithm::kHierarchical)
+    return algo::HierarchicalWireBytes(o, dtype, count, 0, ranks, table);
   algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);
   return algo::PlanWireBytes(plan, 0, ranks, o.microshards);
 }

@@ -62,7 +62,7 @@ constexpr uint64_t U(T v) {
   }
 
 struct Table {
-  OptionField rows[14];
+  OptionField rows[16];
   size_t n = 0;
 };
 
@@ -95,6 +95,10 @@ const Table& TheTable() {
                         "exchange a descriptor first so bad or mismatched calls fail everywhere"),
         EQUARX_ENUM_ROW(mode, "", ExecutionMode, ModeTable, true, "",
                         "diagnostics: normal, wire_only or codec_only"),
+        EQUARX_ENUM_ROW(inner, "", Algorithm, AlgorithmTable, true, "",
+                        "hierarchical: the algorithm across hosts (auto: by shard size)"),
+        EQUARX_UINT_ROW(ranks_per_host, "", uint32_t, 0, 4096, true, "EQUARX_RANKS_PER_HOST",
+                        "hierarchical: ranks per host in rank order (0 = EQUARX_RANKS_PER_HOST or 1)"),
     }};
     t.n = std::size(t.rows);
     return t;
@@ -269,6 +273,10 @@ Status CheckOptions(const AllReduceOptions& o) {
   if (o.rounding == Rounding::kStochastic && !SupportsStochasticRounding(o.codec))
     return InvalidArgument("stochastic rounding needs int8 or int4, not " +
                            std::string(CodecName(o.codec)));
+  if (o.inner == Algorithm::kHierarchical || o.inner == Algorithm::kNaiveFp8)
+    return InvalidArgument("inner " + std::string(AlgorithmName(o.inner)) +
+                           " is not an algorithm across hosts (ring, full, full_bidir, semi, "
+                           "two_shot or auto)");
   if (o.rotation == Rotation::kHadamard && o.algorithm == Algorithm::kNaiveFp8)
     return InvalidArgument("rotation hadamard needs a block-scaled codec; naive_fp8 has no scales");
   return Status::Ok();

@@ -41,6 +41,8 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
   if (residual) {
     if (o.algorithm == Algorithm::kNaiveFp8)
       return InvalidArgument("error feedback (residual) is not available with naive_fp8");
+    if (o.algorithm == Algorithm::kHierarchical)
+      return InvalidArgument("error feedback (residual) is not available with hierarchical yet");
     if (o.mode != ExecutionMode::kNormal)
       return InvalidArgument("error feedback (residual) needs the normal execution mode");
     const size_t rbytes = count * sizeof(float);

@@ -70,6 +70,27 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
   EXPECT_EQ(checked, 4 * (5 * 3 + 2) * 3 * 2);  // 408 calls
 }
 
+TEST(CostModel, HierarchicalBytesAreWhatRankZeroSends) {
+  const algo::TuneTable table = algo::TuneTable::Defaults();
+  for (auto [hosts, per_host] : {std::pair{2, 2}, {3, 2}, {2, 3}, {4, 2}, {1, 4}})
+    for (Algorithm inner : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kRing})
+      for (size_t count : {size_t(1000), size_t(100003)})
+        for (bool validate : {true, false}) {
+          AllReduceOptions o;
+          o.algorithm = Algorithm::kHierarchical;
+          o.inner = inner;
+          o.ranks_per_host = uint32_t(per_host);
+          o.validate = validate;
+          algo::Machine m = FlatMachine(hosts);
+          m.ranks_per_host = per_host;
+          const auto p = algo::PredictFlat(ResolveOptions(o), DType::kBFloat16, count, m, table);
+          const auto sent = MeasuredBytes(hosts * per_host, count, DType::kBFloat16, o);
+          EXPECT_EQ(p.wire_bytes_per_rank, sent[0])
+              << hosts << "x" << per_host << " " << AlgorithmName(inner) << " count=" << count
+              << (validate ? " validate" : "");
+        }
+}
+
 TEST(CostModel, HostEgressFollowsThePlacement) {
   const algo::TuneTable table = algo::TuneTable::Defaults();
   AllReduceOptions o;

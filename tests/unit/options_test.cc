@@ -38,6 +38,8 @@ TEST(Options, FormatThenParseGivesTheSameOptions) {
   o.timeout_ms = 1234;
   o.validate = false;
   o.mode = ExecutionMode::kCodecOnly;
+  o.inner = Algorithm::kSemi;
+  o.ranks_per_host = 3;
   const std::string text = FormatOptions(o);
   AllReduceOptions back;
   ASSERT_TRUE(ParseOptions(text, &back).ok()) << text;

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   number("rotate-gelems", &rotate, "one Hadamard rotation pass, G elements/s per thread");
   p.AddUint("threads", &threads, "codec threads per rank (1)");
   p.AddFlag("calibrate", &calibrate, "measure the codec rates on this machine (one thread)");
-  p.AddFlag("hierarchical", &hierarchical, "add the hierarchical schedule (modelled only) per option set");
+  p.AddFlag("hierarchical", &hierarchical, "add the hierarchical schedule with each option set as its inner algorithm");
   p.AddFlag("csv", &csv, "comma-separated rows with a header");
   AllReduceOptions base;
   p.AddCustom("options", [&](std::string_view v) {

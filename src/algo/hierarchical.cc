@@ -1,0 +1,248 @@
+// equarx `hierarchical` — reduce inside each host unquantized, across hosts quantized.
+//
+// Ranks sit on hosts of R = ranks_per_host ranks in rank order (the last host may have fewer).
+// The tensor is cut on the block grid into S = R shards. On a host of R_h ranks, local rank l
+// owns the shards s with s mod R_h == l (one each on a full host; a smaller host's ranks own
+// several).
+//
+//   1. RS inside the host: every rank sends its contribution to shard s, in f32, to the shard's
+//      owner on its host, which sums the host's contributions in f32 in local-rank order.
+//   2. Across hosts: for every shard s, the owners of s (one per host) run the `inner`
+//      algorithm (any flat one; auto picks by the shard's size) on their host sums, rounded
+//      to the call's dtype, as one AllReduce of H ranks: the library's own plan and executor
+//      on a sub-transport of those ranks, with its own tag range. This is the only step that
+//      quantizes, and its bytes are a flat plan's over H ranks.
+//   3. AG inside the host: the owner sends the finished shard (the call's dtype) to the other
+//      ranks of its host.
+//
+//     host 0: r0 r1    host 1: r2 r3       shard 0: r0 <-> r2 (inner)   shard 1: r1 <-> r3
+//
+// Every rank's result is bitwise identical: a shard's inner AllReduce gives its members the
+// same bytes, and step 3 copies them. Error: the host sums are f32 sums of R_h values (one
+// rounding each), rounded once to the dtype; then the inner algorithm's error over H
+// contributions (the host sums), as if the hosts were its ranks. A rotation runs inside the
+// inner step, on rotation blocks numbered from the whole tensor's element 0.
+//
+// Tags (low 32 bits; the call's sequence number is the high half): the inner call of shard s
+// uses (s + 1) << 20 + the executor's own tags (< 2^20); steps 1 and 3 use bit 31.
+#include "algo/hierarchical.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "algo/scratch.h"
+#include "algo/selector.h"
+#include "codec/codec.h"
+#include "transport/sub_transport.h"
+
+namespace equarx::algo {
+
+HostLayout::HostLayout(int n, int r) : ranks(n), per_host(std::max(1, r)) {
+  hosts = (ranks + per_host - 1) / per_host;
+}
+
+int HostLayout::Size(int host) const { return std::min(per_host, ranks - First(host)); }
+
+namespace {
+
+constexpr uint64_t kIntraTag = uint64_t(1) << 31;
+
+uint64_t InnerTagBase(uint64_t tag_base, int shard) { return tag_base | (uint64_t(shard + 1) << 20); }
+
+Range ShardRange(const AllReduceOptions& o, size_t count, const HostLayout& L, int s) {
+  return SplitBlocks(Range{0, count}, o.block, size_t(L.Shards()), size_t(s));
+}
+
+// The inner options: the call's, with the inner algorithm.
+AllReduceOptions InnerOptions(const AllReduceOptions& o) {
+  AllReduceOptions in = o;
+  in.algorithm = o.inner;
+  return in;
+}
+
+bool HasRawF16(const Plan& p) {
+  return p.rs_wire.format == codec::Format::kRawF16 || p.ag_wire.format == codec::Format::kRawF16;
+}
+
+// Posts every operation, then waits for all of them; on any failure cancels what is left.
+struct Op {
+  bool send;
+  int peer;
+  uint64_t tag;
+  void* buf;
+  size_t bytes;
+};
+
+Status Exchange(transport::Transport* t, const std::vector<Op>& ops, transport::Deadline deadline,
+                Scratch* scratch) {
+  if (ops.empty()) return Status::Ok();
+  uint8_t* live = nullptr;
+  transport::Request* req = scratch->Requests(ops.size(), &live);
+  Status st;
+  for (size_t i = 0; i < ops.size() && st.ok(); ++i) {
+    const Op& op = ops[i];
+    st = op.send ? t->Isend(op.peer, op.tag, op.buf, op.bytes, &req[i])
+                 : t->Irecv(op.peer, op.tag, op.buf, op.bytes, &req[i]);
+    live[i] = st.ok();
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!live[i]) continue;
+    if (st.ok()) st = t->Wait(&req[i], deadline);
+    if (!st.ok()) t->Cancel(&req[i]);
+    live[i] = 0;
+  }
+  return st;
+}
+
+}  // namespace
+
+Status CheckHierarchical(const AllReduceOptions& o, bool rotation_explicit, DType dtype,
+                         size_t count, int ranks, const TuneTable& table) {
+  const HostLayout L(ranks, int(o.ranks_per_host));
+  if (L.Shards() > 2047)
+    return InvalidArgument("hierarchical: at most 2047 ranks per host, not " + std::to_string(L.Shards()));
+  if (!rotation_explicit || L.hosts < 2) return Status::Ok();
+  for (int s = 0; s < L.Shards(); ++s) {
+    const Range r = ShardRange(o, count, L, s);
+    if (r.count == 0) continue;
+    if (HasRawF16(SelectPlan(InnerOptions(o), dtype, r.count, L.hosts, table)))
+      return InvalidArgument("rotation hadamard with f16 data needs every hop across hosts "
+                             "quantized (an unquantized f16 hop could overflow in the rotated "
+                             "domain): use inner phases rs+ag, or bf16 or f32 data");
+  }
+  return Status::Ok();
+}
+
+uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t count, int rank,
+                               int ranks, const TuneTable& table) {
+  const HostLayout L(ranks, int(o.ranks_per_host));
+  const int host = L.HostOf(rank), local = rank - L.First(host), rh = L.Size(host);
+  uint64_t bytes = 0;
+  for (int s = 0; s < L.Shards(); ++s) {
+    const Range r = ShardRange(o, count, L, s);
+    if (r.count == 0) continue;
+    const bool mine = s % rh == local;
+    if (!mine) bytes += r.count * sizeof(float);  // step 1
+    if (!mine) continue;
+    bytes += uint64_t(rh - 1) * r.count * DTypeSize(dtype);  // step 3
+    if (L.hosts > 1) {
+      const Plan p = SelectPlan(InnerOptions(o), dtype, r.count, L.hosts, table);
+      bytes += PlanWireBytes(p, host, L.hosts, o.microshards ? o.microshards : 4);
+    }
+  }
+  return bytes;
+}
+
+Status ExecuteHierarchical(const AllReduceOptions& o, bool rotation_explicit, const RunArgs& args,
+                           const TuneTable& table, Scratch* inner, Scratch* own) {
+  transport::Transport* t = args.transport;
+  const HostLayout L(t->size(), int(o.ranks_per_host));
+  const int me = t->rank(), host = L.HostOf(me), local = me - L.First(host), rh = L.Size(host);
+  const size_t es = DTypeSize(args.dtype);
+  const auto* send = static_cast<const uint8_t*>(args.send);
+  auto* recv = static_cast<uint8_t*>(args.recv);
+
+  // Buffers: the f32 copies of this rank's contributions to the shards others own (none when
+  // the input is f32: it is sent as it is), and for every shard it owns, the f32 contributions
+  // of the other rh - 1 ranks of its host, then its f32 sum.
+  size_t out_elems = 0, in_elems = 0, max_shard = 0;
+  for (int s = 0; s < L.Shards(); ++s) {
+    const Range r = ShardRange(o, args.count, L, s);
+    max_shard = std::max(max_shard, r.count);
+    if (s % rh == local) in_elems += size_t(rh - 1) * r.count;
+    else if (args.dtype != DType::kFloat32) out_elems += r.count;
+  }
+  auto* base = reinterpret_cast<float*>(own->Bytes((out_elems + in_elems + max_shard) * sizeof(float) + 64));
+  float* out_f32 = base;
+  float* in_f32 = base + out_elems;
+  float* acc = in_f32 + in_elems;
+
+  // Step 1: contributions to their owners.
+  std::vector<Op> ops;
+  {
+    float* o_next = out_f32;
+    float* i_next = in_f32;
+    for (int s = 0; s < L.Shards(); ++s) {
+      const Range r = ShardRange(o, args.count, L, s);
+      if (r.count == 0 || rh == 1) continue;
+      const uint64_t tag = args.tag_base | kIntraTag | (uint64_t(s) << 1);
+      if (s % rh != local) {
+        void* buf = const_cast<uint8_t*>(send + r.begin * es);
+        if (args.dtype != DType::kFloat32) {
+          codec::Convert(args.dtype, send + r.begin * es, r.count, DType::kFloat32, o_next);
+          buf = o_next;
+          o_next += r.count;
+        }
+        ops.push_back({true, L.Owner(host, s), tag, buf, r.count * sizeof(float)});
+      } else {
+        for (int l = 0; l < rh; ++l) {
+          if (l == local) continue;
+          ops.push_back({false, L.First(host) + l, tag, i_next, r.count * sizeof(float)});
+          i_next += r.count;
+        }
+      }
+    }
+  }
+  Status st = Exchange(t, ops, args.deadline, own);
+  if (!st.ok()) return st;
+
+  // Step 1's sums and step 2, shard by shard.
+  const float* i_next = in_f32;
+  for (int s = 0; s < L.Shards(); ++s) {
+    const Range r = ShardRange(o, args.count, L, s);
+    if (r.count == 0 || s % rh != local) continue;
+    // The host's sum in local-rank order: acc <- x_0, then acc <- acc + x_l.
+    const codec::WireSpec raw_f32{codec::Format::kRawF32, 0};
+    const codec::WireSpec raw_own{codec::RawFormatOf(args.dtype), 0};
+    for (int l = 0; l < rh; ++l) {
+      const bool own_turn = l == local;
+      const uint8_t* x = own_turn ? send + r.begin * es : reinterpret_cast<const uint8_t*>(i_next);
+      if (l == 0) {
+        codec::Convert(own_turn ? args.dtype : DType::kFloat32, x, r.count, DType::kFloat32, acc);
+      } else {
+        codec::DecodeAccumulate(own_turn ? raw_own : raw_f32, x, r.count, DType::kFloat32, acc, acc);
+      }
+      if (!own_turn) i_next += r.count;
+    }
+    uint8_t* out = recv + r.begin * es;
+    codec::Convert(DType::kFloat32, acc, r.count, args.dtype, out);
+    if (L.hosts < 2) continue;
+
+    std::vector<int> members(size_t(L.hosts));
+    for (int h = 0; h < L.hosts; ++h) members[size_t(h)] = L.Owner(h, s);
+    transport::SubTransport sub(t, std::move(members), host);
+    const Plan plan = SelectPlan(InnerOptions(o), args.dtype, r.count, L.hosts, table);
+    RunArgs in = args;
+    in.transport = &sub;
+    in.send = out;
+    in.recv = out;
+    in.count = r.count;
+    in.tag_base = InnerTagBase(args.tag_base, s);
+    in.element_offset = args.element_offset + r.begin;
+    // As in a flat call: a default rotation is for quantized plans, never with a raw f16 hop.
+    const bool rotate = args.rotation.block != 0 &&
+                        (rotation_explicit || (IsQuantized(plan.algorithm) && !HasRawF16(plan)));
+    if (!rotate) in.rotation = codec::RotationSpec{};
+    st = Execute(plan, in, inner);
+    if (!st.ok()) return st;
+  }
+
+  // Step 3: the finished shards to the host's other ranks.
+  ops.clear();
+  for (int s = 0; s < L.Shards() && rh > 1; ++s) {
+    const Range r = ShardRange(o, args.count, L, s);
+    if (r.count == 0) continue;
+    const uint64_t tag = args.tag_base | kIntraTag | (uint64_t(s) << 1) | 1;
+    uint8_t* buf = recv + r.begin * es;
+    if (s % rh == local) {
+      for (int l = 0; l < rh; ++l)
+        if (l != local) ops.push_back({true, L.First(host) + l, tag, buf, r.count * es});
+    } else {
+      ops.push_back({false, L.Owner(host, s), tag, buf, r.count * es});
+    }
+  }
+  return Exchange(t, ops, args.deadline, own);
+}
+
+}  // namespace equarx::algo

@@ -1,0 +1,42 @@
+// equarx `hierarchical` — several ranks per host: only the bytes between hosts are quantized.
+// The schedule is in hierarchical.cc.
+#pragma once
+
+#include <cstdint>
+
+#include "algo/plan.h"
+#include "algo/tune_table.h"
+#include "equarx/options.h"
+
+namespace equarx::algo {
+
+/// Where a rank sits: hosts of `per_host` ranks in rank order, the last one possibly smaller.
+struct HostLayout {
+  int ranks = 1, per_host = 1, hosts = 1;
+  HostLayout(int ranks, int per_host);
+  int HostOf(int rank) const { return rank / per_host; }
+  int First(int host) const { return host * per_host; }
+  int Size(int host) const;  ///< ranks on `host`
+  int Shards() const { return per_host < ranks ? per_host : ranks; }
+  /// The rank of `host` that owns shard `s` (local rank s mod the host's size).
+  int Owner(int host, int s) const { return First(host) + s % Size(host); }
+};
+
+/// Runs the hierarchical AllReduce on this rank. `o` resolved (ResolveOptions); `args` as for
+/// Execute (no error feedback); `rotation_explicit`: the caller asked for the rotation itself
+/// (then an unquantized inner step rotates too). `inner` is the scratch of the inner
+/// algorithm's calls, `own` this schedule's buffers.
+Status ExecuteHierarchical(const AllReduceOptions& o, bool rotation_explicit, const RunArgs& args,
+                           const TuneTable& table, Scratch* inner, Scratch* own);
+
+/// Bytes rank `rank` of `ranks` sends in that schedule (no communication).
+uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t count, int rank,
+                               int ranks, const TuneTable& table);
+
+/// The checks every rank makes before any data moves (the same verdict on every rank: they
+/// look at every shard's inner plan, not only the rank's own): an explicit rotation cannot run
+/// with an unquantized f16 hop across hosts (it could overflow in the rotated domain).
+Status CheckHierarchical(const AllReduceOptions& o, bool rotation_explicit, DType dtype,
+                         size_t count, int ranks, const TuneTable& table);
+
+}  // namespace equarx::algo
