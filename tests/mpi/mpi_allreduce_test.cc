@@ -82,6 +82,32 @@ TEST_F(Mpi, EveryConfigurationWithinBoundAndIdentical) {
   EXPECT_TRUE(AllAgree(err.empty())) << err;
 }
 
+// Several ranks per (virtual) host: every layout the rank count allows, two inner algorithms.
+TEST_F(Mpi, HierarchicalWithinBoundAndIdentical) {
+  for (int per_host : {2, 3})
+    for (Algorithm inner : {Algorithm::kFullBidir, Algorithm::kTwoShot})
+      for (size_t count : {size_t(1), size_t(7919), size_t(100003)}) {
+        AllReduceOptions o;
+        o.algorithm = Algorithm::kHierarchical;
+        o.inner = inner;
+        o.ranks_per_host = uint32_t(per_host);
+        std::string err = Check(*comm_, count, DType::kBFloat16, o, false, count % 2 == 0);
+        EXPECT_TRUE(AllAgree(err.empty())) << "rank " << Rank() << " per_host " << per_host << " "
+                                           << AlgorithmName(inner) << " count " << count << ": " << err;
+      }
+  std::vector<uint16_t> a(1 << 16, 0x3F80), b(1 << 16);
+  AllReduceOptions o;
+  o.algorithm = Algorithm::kHierarchical;
+  o.ranks_per_host = 2;
+  o.validate = false;
+  const uint64_t before = comm_->stats().bytes_sent;  // counts every call so far
+  Status st = comm_->AllReduce(a.data(), b.data(), a.size(), DType::kBFloat16, o);
+  ASSERT_TRUE(AllAgree(st.ok())) << st.ToString();
+  if (Rank() == 0)
+    EXPECT_EQ(comm_->stats().bytes_sent - before,
+              Communicator::WireBytesPerRank(a.size(), DType::kBFloat16, Size(), o));
+}
+
 TEST_F(Mpi, MismatchedCountIsReportedOnEveryRank) {
   if (Size() < 2) GTEST_SKIP() << "needs 2 ranks";
   std::vector<float> a(1000, 1.0f), b(1000);

@@ -160,8 +160,34 @@ std::vector<double> RotatedBound(const std::vector<Buffer>& inputs, const AllRed
 
 }  // namespace
 
+// The host sums of algorithm hierarchical, as src/algo/hierarchical.cc forms them.
+std::vector<Buffer> HostSums(const std::vector<Buffer>& in, int per_host) {
+  const int n = int(in.size());
+  std::vector<Buffer> sums;
+  for (int first = 0; first < n; first += per_host) {
+    Buffer b(in[0].dtype, in[0].size());
+    for (size_t i = 0; i < b.size(); ++i) {
+      float acc = float(in[size_t(first)].Get(i));
+      for (int r = first + 1; r < std::min(n, first + per_host); ++r) acc = acc + float(in[size_t(r)].Get(i));
+      b.Set(i, double(acc));
+    }
+    sums.push_back(std::move(b));
+  }
+  return sums;
+}
+
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
                                DType dtype) {
+  if (o.algorithm == Algorithm::kHierarchical && !inputs.empty()) {
+    const std::vector<Buffer> sums = HostSums(inputs, std::max(1, int(o.ranks_per_host)));
+    AllReduceOptions inner = o;
+    inner.algorithm = o.inner;
+    std::vector<double> bound(inputs[0].size(), 0.0);
+    if (sums.size() > 1) bound = ErrorBound(sums, inner, dtype);
+    const std::vector<double> exact = ExactSum(inputs), exact_sums = ExactSum(sums);
+    for (size_t i = 0; i < bound.size(); ++i) bound[i] += std::fabs(exact[i] - exact_sums[i]);
+    return bound;
+  }
   if (RotationApplies(o, int(inputs.size())) && !inputs.empty() && inputs[0].size() > 0)
     return RotatedBound(inputs, o, dtype);
   const int n = int(inputs.size());

@@ -60,9 +60,16 @@ bool RotationApplies(const AllReduceOptions& o, int ranks);
 /// Per element, an upper bound of |result - exact| for this configuration on these inputs
 /// (see oracle.cc for the derivation). Inputs must be finite. With a rotation the bound of
 /// the unrotated schedule is taken on the rotated inputs and carried back through the
-/// inverse rotation.
+/// inverse rotation. Algorithm hierarchical (o.ranks_per_host as resolved, 0 read as 1; its
+/// inner algorithm not auto): |exact - the sum of the host sums| (formed as the schedule
+/// forms them: f32 in local-rank order, rounded to the dtype) plus the inner algorithm's
+/// bound on the host sums.
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
                                DType dtype);
+
+/// Algorithm hierarchical's host sums: ranks [h*R, (h+1)*R) summed in f32 in rank order, in
+/// the inputs' dtype.
+std::vector<Buffer> HostSums(const std::vector<Buffer>& inputs, int per_host);
 
 /// Mean squared error of `result` against `reference` rounded to the result's dtype.
 double MseAgainstRounded(const Buffer& result, const std::vector<double>& reference);
