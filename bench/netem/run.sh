@@ -22,6 +22,8 @@
 #   auto      equarx-tune (bf16) writes a crossover table, then equarx-perf -d bf16 times ring,
 #             every --algos rs+ag and algorithm=auto on that table (EQUARX_TUNE_FILE)
 #   overlap   equarx-perf --overlap -d bf16 full_bidir,semi rs+ag: full vs wire-only vs codec-only
+#   hier      equarx-perf -d bf16 rs+ag: the unquantized ring, int8 full_bidir and two_shot over
+#             all ranks, and hierarchical int8 with inner {--hier-inner} (with --ranks-per-host)
 #   link      iperf3 h0 -> h1 for 3 s (if iperf3 is installed): the rate the shaping gives
 #   mpitest   build/release/tests/mpi/mpi_test (the MPI correctness suite), one rank per host
 #   mpifault  build/release/tests/mpi/mpi_fault_test (a rank SIGKILLed mid-collective)
@@ -38,6 +40,9 @@ usage() {
   cat <<'EOF'
 usage: bench/netem/run.sh [options]
   --hosts LIST        host counts, comma-separated (default 4)
+  --ranks-per-host R  ranks in each host namespace, in rank order (default 1); every rank gets
+                      EQUARX_RANKS_PER_HOST=R (algorithm hierarchical); not with mpitest, mpifault
+                      or gemma3
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
   --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,auto,overlap,mpitest,mpifault,gemma3 (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
@@ -46,6 +51,7 @@ usage: bench/netem/run.sh [options]
   --overlap-sizes LIST  sizes for the overlap config (default 16M,64M)
   --overlap-algos LIST  algorithms for the overlap config, rs+ag on bf16 (default full_bidir,semi)
   --algos LIST        quantized algorithms (default full_bidir,full,semi,two_shot)
+  --hier-inner LIST   inner algorithms of the hier config (default two_shot)
   --codecs LIST       codecs of the formats config (default int8,int4,fp8_e4m3,fp8_e5m2)
   --format-algos LIST algorithms of the formats config, rs+ag (default full,two_shot)
   --rounding R        rounding of the formats config: nearest or stochastic (default nearest)
@@ -75,7 +81,7 @@ EOF
 
 # ---------------------------------------------------------------- options
 ORIG_ARGS="$*"
-HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
+RPH=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
@@ -85,6 +91,8 @@ OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/relea
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) HOSTS_LIST=$2; shift ;;
+    --ranks-per-host) RPH=$2; shift ;;
+    --hier-inner) HIER_INNER=$2; shift ;;
     --rates|--rate) RATES_LIST=$2; shift ;;
     --configs) CONFIGS=$2; shift ;;
     -b) MINB=$2; shift ;;
@@ -133,6 +141,10 @@ for t in ip tc ethtool mpirun unshare timeout; do
   command -v $t >/dev/null || { echo "run.sh: $t not found" >&2; exit 2; }
 done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
+[[ $RPH =~ ^[0-9]+$ && $RPH -ge 1 && $RPH -le 16 ]] || { echo "run.sh: --ranks-per-host must be 1..16" >&2; exit 2; }
+if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has gemma3; }; then
+  echo "run.sh: mpitest, mpifault and gemma3 run one rank per host (--ranks-per-host 1)" >&2; exit 2
+fi
 log() { printf '[netem %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 OUT=${OUT:-out/netem/$(date +%Y%m%d-%H%M%S)}
@@ -223,7 +235,7 @@ net_up() {   # net_up H
   done
   mkdir -p "$OUT/run"
   : >"$OUT/run/hostfile"
-  for ((i = 0; i < h; i++)); do echo "$(host $i) slots=1" >>"$OUT/run/hostfile"; done
+  for ((i = 0; i < h; i++)); do echo "$(host $i) slots=$RPH" >>"$OUT/run/hostfile"; done
   cat >"$OUT/run/rsh-agent" <<'EOF'
 #!/bin/bash
 # Stand-in for ssh: "rsh-agent [opts] HOST COMMAND..." runs COMMAND in namespace HOST with the
@@ -265,13 +277,13 @@ shape() {   # shape RATE|none
 # ---------------------------------------------------------------- launching
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-mpirun_argv() {   # the mpirun command line (without the program) for CUR_H ranks
-  MPIRUN=(mpirun -np "$CUR_H" --hostfile "$OUT/run/hostfile" --oversubscribe --bind-to none
+mpirun_argv() {   # the mpirun command line (without the program): RPH ranks on each of CUR_H hosts
+  MPIRUN=(mpirun -np "$((CUR_H * RPH))" --map-by slot --hostfile "$OUT/run/hostfile" --oversubscribe --bind-to none
           --mca plm_rsh_agent "$OUT/run/rsh-agent" --mca plm_rsh_no_tree_spawn 1
           --mca oob_tcp_if_include "$NET" --mca btl_tcp_if_include "$NET"
           --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle 1
           -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-          -x EQUARX_DATA_PATH="$DATA_PATH" -x EQUARX_SOCKET_IFNAME=eqx0)
+          -x EQUARX_DATA_PATH="$DATA_PATH" -x EQUARX_SOCKET_IFNAME=eqx0 -x EQUARX_RANKS_PER_HOST="$RPH")
 }
 
 tbf_stats() {   # "sent_bytes dropped requeues" summed over every host's egress qdisc
@@ -327,7 +339,7 @@ launch() {   # launch LABEL RATE [mpirun options --] PROGRAM ARGS...
     return 0
   fi
   if [[ -f $OUT/raw/$tag.jsonl ]]; then
-    sed -e "s|^{|{\"hosts\":$CUR_H,\"rate\":\"$rate\",\"launch\":\"$label\",|" ${RENAME:+-e "$RENAME"} \
+    sed -e "s|^{|{\"hosts\":$CUR_H,\"ranks_per_host\":$RPH,\"rate\":\"$rate\",\"launch\":\"$label\",|" ${RENAME:+-e "$RENAME"} \
       "$OUT/raw/$tag.jsonl" >>"$OUT/rows.jsonl"
   fi
 }
@@ -382,6 +394,11 @@ run_all_configs() {   # for the current topology and RATE
     launch gloo "$rate" "$OUT/bin/gloo-bench" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
       -w "$WARMUP" --store "$store" --iface eqx0 -J "$OUT/raw/${tag}_gloo.jsonl"
     rm -rf "$store"
+  fi
+  if has hier; then
+    launch hier "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
+      --algo ring,full_bidir,two_shot,hierarchical --inner "$HIER_INNER" --phases rs+ag \
+      -J "$OUT/raw/${tag}_hier.jsonl"
   fi
   if has formats; then
     launch formats "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
@@ -448,6 +465,7 @@ run_all_configs() {   # for the current topology and RATE
   echo "kernel: $(uname -r); cpus: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
   echo "command: $0 $ORIG_ARGS"
+  echo "ranks_per_host=$RPH"
   echo "hosts=$HOSTS_LIST rates=$RATES_LIST configs=$CONFIGS sizes=$MINB..$MAXB x$FACTOR iters=$ITERS warmup=$WARMUP block=$BLOCK mtu=$MTU tbf_latency=$TBF_LATENCY"
 } >"$OUT/env.txt"
 for h in ${HOSTS_LIST//,/ }; do

@@ -29,7 +29,7 @@ enum class Algorithm : uint8_t {
   kNaiveFp8 = 4,   ///< fp8 e5m2 cast with no scales, summed in fp8 (error reference only)
   kTwoShot = 5,    ///< all-to-all RS + AG: exactly two quantizations whatever N
   kAuto = 6,       ///< by message size from a measured crossover table (switches numerics!)
-  kHierarchical = 7,  ///< f32 reduce-scatter inside each host, `inner` across hosts, all-gather
+  kHierarchical = 7,  ///< reduce-scatter inside each host (f32 sums), `inner` across hosts, all-gather
 };
 
 /// Which phases of the AllReduce carry quantized data.

@@ -116,9 +116,10 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
   Prediction p = H > 1 ? PredictFlat(no_check, dtype, shard, across, table) : Prediction{};
   p.host_egress_bytes *= R;
 
-  // Inside the host: an f32 reduce-scatter (rank 0 sends the shards it does not own) and an
-  // all-gather in the dtype (it sends its own shard to the R - 1 others); R - 1 peers each.
-  const double rs_bytes = double(count - shard) * 4;
+  // Inside the host: a reduce-scatter of the contributions in the dtype, summed in f32 (rank 0
+  // sends the shards it does not own) and an all-gather in the dtype (it sends its own shard to
+  // the R - 1 others); R - 1 peers each.
+  const double rs_bytes = double(count - shard) * DTypeSize(dtype);
   const double ag_bytes = double(shard) * double(R - 1) * DTypeSize(dtype);
   p.intra_host_bytes = uint64_t(rs_bytes + ag_bytes);
   p.wire_bytes_per_rank += p.intra_host_bytes;

@@ -33,10 +33,10 @@
 //             counts only the bytes past it, and the total is at least host egress / rate.
 //
 // Hierarchical (algo/hierarchical.cc; options.algorithm = kHierarchical, or PredictHierarchical
-// with the inner options): an unquantized f32 reduce-scatter inside each host over memory (one
-// step, R - 1 messages), the inner flat plan of each 1/R shard across the H hosts (R of them
-// share the host's link and cores), an all-gather inside the host in the dtype; the three run
-// one after the other. The layout is the machine's (ranks_per_host), one argument check over
+// with the inner options): an unquantized reduce-scatter inside each host over memory (the
+// contributions in the dtype, summed in f32; one step, R - 1 messages), the inner flat plan of
+// each 1/R shard across the H hosts (R of them share the host's link and cores), an all-gather
+// inside the host in the dtype; the three run one after the other. The layout is the machine's (ranks_per_host), one argument check over
 // all N ranks. Bytes are rank 0's, exact.
 #pragma once
 

@@ -5,8 +5,9 @@
 // owns the shards s with s mod R_h == l (one each on a full host; a smaller host's ranks own
 // several).
 //
-//   1. RS inside the host: every rank sends its contribution to shard s, in f32, to the shard's
-//      owner on its host, which sums the host's contributions in f32 in local-rank order.
+//   1. RS inside the host: every rank sends its contribution to shard s (in the call's dtype,
+//      as it is) to the shard's owner on its host, which sums the host's contributions in f32
+//      in local-rank order.
 //   2. Across hosts: for every shard s, the owners of s (one per host) run the `inner`
 //      algorithm (any flat one; auto picks by the shard's size) on their host sums, rounded
 //      to the call's dtype, as one AllReduce of H ranks: the library's own plan and executor
@@ -123,7 +124,7 @@ uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t co
     const Range r = ShardRange(o, count, L, s);
     if (r.count == 0) continue;
     const bool mine = s % rh == local;
-    if (!mine) bytes += r.count * sizeof(float);  // step 1
+    if (!mine) bytes += r.count * DTypeSize(dtype);  // step 1
     if (!mine) continue;
     bytes += uint64_t(rh - 1) * r.count * DTypeSize(dtype);  // step 3
     if (L.hosts > 1) {
@@ -143,43 +144,34 @@ Status ExecuteHierarchical(const AllReduceOptions& o, bool rotation_explicit, co
   const auto* send = static_cast<const uint8_t*>(args.send);
   auto* recv = static_cast<uint8_t*>(args.recv);
 
-  // Buffers: the f32 copies of this rank's contributions to the shards others own (none when
-  // the input is f32: it is sent as it is), and for every shard it owns, the f32 contributions
-  // of the other rh - 1 ranks of its host, then its f32 sum.
-  size_t out_elems = 0, in_elems = 0, max_shard = 0;
+  // Buffers: for every shard this rank owns, the contributions of the other rh - 1 ranks of
+  // its host (in the dtype), then one f32 sum.
+  size_t in_bytes = 0, max_shard = 0;
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, args.count, L, s);
     max_shard = std::max(max_shard, r.count);
-    if (s % rh == local) in_elems += size_t(rh - 1) * r.count;
-    else if (args.dtype != DType::kFloat32) out_elems += r.count;
+    if (s % rh == local) in_bytes += size_t(rh - 1) * r.count * es;
   }
-  auto* base = reinterpret_cast<float*>(own->Bytes((out_elems + in_elems + max_shard) * sizeof(float) + 64));
-  float* out_f32 = base;
-  float* in_f32 = base + out_elems;
-  float* acc = in_f32 + in_elems;
+  const size_t in_span = (in_bytes + 63) & ~size_t(63);
+  uint8_t* in_base = own->Bytes(in_span + max_shard * sizeof(float) + 64);
+  auto* acc = reinterpret_cast<float*>(in_base + in_span);
 
   // Step 1: contributions to their owners.
   std::vector<Op> ops;
   {
-    float* o_next = out_f32;
-    float* i_next = in_f32;
+    uint8_t* i_next = in_base;
     for (int s = 0; s < L.Shards(); ++s) {
       const Range r = ShardRange(o, args.count, L, s);
       if (r.count == 0 || rh == 1) continue;
       const uint64_t tag = args.tag_base | kIntraTag | (uint64_t(s) << 1);
       if (s % rh != local) {
-        void* buf = const_cast<uint8_t*>(send + r.begin * es);
-        if (args.dtype != DType::kFloat32) {
-          codec::Convert(args.dtype, send + r.begin * es, r.count, DType::kFloat32, o_next);
-          buf = o_next;
-          o_next += r.count;
-        }
-        ops.push_back({true, L.Owner(host, s), tag, buf, r.count * sizeof(float)});
+        ops.push_back({true, L.Owner(host, s), tag, const_cast<uint8_t*>(send + r.begin * es),
+                       r.count * es});
       } else {
         for (int l = 0; l < rh; ++l) {
           if (l == local) continue;
-          ops.push_back({false, L.First(host) + l, tag, i_next, r.count * sizeof(float)});
-          i_next += r.count;
+          ops.push_back({false, L.First(host) + l, tag, i_next, r.count * es});
+          i_next += r.count * es;
         }
       }
     }
@@ -188,22 +180,18 @@ Status ExecuteHierarchical(const AllReduceOptions& o, bool rotation_explicit, co
   if (!st.ok()) return st;
 
   // Step 1's sums and step 2, shard by shard.
-  const float* i_next = in_f32;
+  const uint8_t* i_next = in_base;
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, args.count, L, s);
     if (r.count == 0 || s % rh != local) continue;
-    // The host's sum in local-rank order: acc <- x_0, then acc <- acc + x_l.
-    const codec::WireSpec raw_f32{codec::Format::kRawF32, 0};
-    const codec::WireSpec raw_own{codec::RawFormatOf(args.dtype), 0};
+    // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l.
+    const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
     for (int l = 0; l < rh; ++l) {
       const bool own_turn = l == local;
-      const uint8_t* x = own_turn ? send + r.begin * es : reinterpret_cast<const uint8_t*>(i_next);
-      if (l == 0) {
-        codec::Convert(own_turn ? args.dtype : DType::kFloat32, x, r.count, DType::kFloat32, acc);
-      } else {
-        codec::DecodeAccumulate(own_turn ? raw_own : raw_f32, x, r.count, DType::kFloat32, acc, acc);
-      }
-      if (!own_turn) i_next += r.count;
+      const uint8_t* x = own_turn ? send + r.begin * es : i_next;
+      if (l == 0) codec::Convert(args.dtype, x, r.count, DType::kFloat32, acc);
+      else codec::DecodeAccumulate(raw, x, r.count, DType::kFloat32, acc, acc);
+      if (!own_turn) i_next += r.count * es;
     }
     uint8_t* out = recv + r.begin * es;
     codec::Convert(DType::kFloat32, acc, r.count, args.dtype, out);

@@ -20,7 +20,7 @@ constexpr EnumInfo kAlgorithms[] = {
     {int(Algorithm::kAuto), "auto",
      "by message size from a crossover table (EQUARX_TUNE_FILE, written by equarx-tune)"},
     {int(Algorithm::kHierarchical), "hierarchical",
-     "f32 reduce-scatter inside each host (ranks_per_host), the `inner` algorithm across hosts "
+     "reduce-scatter inside each host (ranks_per_host; sums in f32), the `inner` algorithm across hosts "
      "on each shard, all-gather inside the host: only the inter-host step quantizes"},
 };
 
