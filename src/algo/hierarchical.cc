@@ -100,9 +100,7 @@ Status Exchange(transport::Transport* t, const std::vector<Op>& ops, transport::
 
 Status CheckHierarchical(const AllReduceOptions& o, bool rotation_explicit, DType dtype,
                          size_t count, int ranks, const TuneTable& table) {
-  const HostLayout L(ranks, int(o.ranks_per_host));
-  if (L.Shards() > 2047)
-    return InvalidArgument("hierarchical: at most 2047 ranks per host, not " + std::to_string(L.Shards()));
+  const HostLayout L(ranks, int(o.ranks_per_host));  // <= 2047 shards (the option's range): tags fit
   if (!rotation_explicit || L.hosts < 2) return Status::Ok();
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, count, L, s);

@@ -13,7 +13,7 @@ const std::vector<Knob>& Knobs() {
       {"EQUARX_MICROSHARDS", "uint", "4",
        "microshards per shard (1..64) when the call's options give none"},
       {"EQUARX_RANKS_PER_HOST", "uint", "1",
-       "algorithm hierarchical: ranks per host, in rank order (1..4096), when the call's "
+       "algorithm hierarchical: ranks per host, in rank order (1..2047), when the call's "
        "options give none"},
       {"EQUARX_TUNE_FILE", "path", "(none)",
        "crossover table for algorithm=auto, written by equarx-tune (none: built-in defaults)"},
@@ -54,7 +54,7 @@ Settings Read() {
   Settings s;
   ParseUint("EQUARX_TIMEOUT_MS", 1, 86400000, &s.timeout_ms, &s.warnings);
   ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
-  ParseUint("EQUARX_RANKS_PER_HOST", 1, 4096, &s.ranks_per_host, &s.warnings);
+  ParseUint("EQUARX_RANKS_PER_HOST", 1, 2047, &s.ranks_per_host, &s.warnings);
   if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;
   if (const char* v = std::getenv("EQUARX_DATA_PATH"); v && *v) s.data_path = v;
   if (const char* v = std::getenv("EQUARX_SOCKET_IFNAME")) s.socket_ifname = v;

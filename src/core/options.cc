@@ -97,7 +97,7 @@ const Table& TheTable() {
                         "diagnostics: normal, wire_only or codec_only"),
         EQUARX_ENUM_ROW(inner, "", Algorithm, AlgorithmTable, true, "",
                         "hierarchical: the algorithm across hosts (auto: by shard size)"),
-        EQUARX_UINT_ROW(ranks_per_host, "", uint32_t, 0, 4096, true, "EQUARX_RANKS_PER_HOST",
+        EQUARX_UINT_ROW(ranks_per_host, "", uint32_t, 0, 2047, true, "EQUARX_RANKS_PER_HOST",
                         "hierarchical: ranks per host in rank order (0 = EQUARX_RANKS_PER_HOST or 1)"),
     }};
     t.n = std::size(t.rows);
