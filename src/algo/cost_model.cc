@@ -82,7 +82,12 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   const double share = double(N - 1) / N;
   double cpu = share * n / (Quantized(plan.rs_wire) ? m.rates.dae : m.rates.add);
   if (Quantized(plan.ag_wire)) cpu += n / m.rates.decode;
-  if (options.rotation == Rotation::kHadamard) cpu += 2 * n / m.rates.rotate;
+  // The call rotates where the options say so, except that an unquantized plan chosen by auto
+  // or the size gate rotates only on explicit request, which resolved options no longer show:
+  // taken as not rotating.
+  const bool chosen_for_caller = plan.algorithm != options.algorithm;
+  if (options.rotation == Rotation::kHadamard && (IsQuantized(plan.algorithm) || !chosen_for_caller))
+    cpu += 2 * n / m.rates.rotate;
   p.codec_s = cpu / EffectiveThreads(m);
   // Both directions of the host's link pass through its stack, on its cores.
   const double cores = m.cores_per_host > 0 ? m.cores_per_host : double(R) * std::max(1, m.threads);
