@@ -44,11 +44,10 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   }
   const Plan plan = SelectPlan(options, dtype, count, N, table);
   p.algorithm = plan.algorithm;
-  const uint64_t W = PlanWireBytes(plan, 0, N, options.microshards ? options.microshards : 4);
-
+  const size_t micro = options.microshards ? options.microshards : 4;
+  const uint64_t W = PlanWireBytes(plan, 0, N, micro);
   p.wire_bytes_per_rank = W;
 
-  const size_t micro = options.microshards ? options.microshards : 4;
   uint64_t messages;
   if (plan.all_to_all) {
     p.steps = 2;
