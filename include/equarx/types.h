@@ -102,6 +102,21 @@ const EnumInfo* RoundingTable(size_t* n);
 const EnumInfo* RotationTable(size_t* n);
 const EnumInfo* ScaleFormatTable(size_t* n);
 
+/// What the library knows about an algorithm, as data (the functions below read it).
+struct AlgorithmTraits {
+  bool quantizes;     ///< sends quantized data (not the ring; auto depends on what it picks)
+  bool takes_codec;   ///< uses phases, codec, block, scale, rounding and rotation
+};
+const AlgorithmTraits& TraitsOf(Algorithm a);
+
+/// What the library knows about a codec, as data.
+struct CodecTraits {
+  unsigned code_bits;  ///< bits per value on the wire, before the block scales
+  bool integer;        ///< integer codes: stochastic rounding applies
+  Rotation default_rotation;  ///< what Rotation::kDefault means for it (measured)
+};
+const CodecTraits& TraitsOf(Codec c);
+
 /// Whether a codec supports Rounding::kStochastic (the integer codecs).
 bool SupportsStochasticRounding(Codec c);
 

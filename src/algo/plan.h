@@ -90,6 +90,9 @@ struct PlanArgs {
   Phases phases = Phases::kRSAG;
   codec::WireSpec quantized;  ///< wire of the quantized phases
   bool f32_partials = false;  ///< unquantized RS hops carry f32 instead of the dtype
+  /// The rotation block when the caller asked for a rotation explicitly, else 0: the ring then
+  /// cuts its shards on rotation blocks (call_io.h rotates whole segments).
+  size_t rotation_block = 0;
 
   codec::WireSpec RawRs() const;  ///< the wire of an unquantized RS hop
   codec::WireSpec RawAg() const;  ///< the wire of an unquantized AG hop (the dtype)

@@ -27,10 +27,8 @@ Plan MakeRingPlan(const PlanArgs& a) {
   p.ag[0] = Lane{0, +1, a.ranks - 1};
   p.rs_wire = a.RawRs();
   p.ag_wire = a.RawAg();
-  // Raw formats have no blocks, but a rotation (RunArgs::rotation) works on blocks of the
-  // options' block size anchored at element 0, and every segment must start on one of them
-  // (call_io.h): with granule 64 a ring rotated on blocks of 48 or 100 cut blocks in two.
-  p.granule = a.quantized.block;
+  // Alignment only (raw formats have no blocks), unless a rotation needs whole rotation blocks.
+  p.granule = a.rotation_block ? a.rotation_block : kDefaultBlock;
   return p;
 }
 

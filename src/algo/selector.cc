@@ -37,6 +37,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   args.phases = phases;
   args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed, o.scale);
   args.f32_partials = o.f32_partials;
+  if (o.rotation == Rotation::kHadamard) args.rotation_block = o.block;
   Plan p;
   switch (a) {
     case Algorithm::kFull: p = MakeFullPlan(args); break;

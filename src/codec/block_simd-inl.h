@@ -16,9 +16,8 @@
 //   pass 2  y = x * inv (one f32 multiply), then F::Round(y) or F::RoundSR(y, u).
 // Blocks are software-pipelined: pass 1 and the divisions of block b+1 are issued before
 // pass 2 of block b, so the reduction/division latency hides behind the next block's loads.
-// DecodeAccumulateEncode is fused per block: pass 1 writes the block's f32 sums into half of a
-// stack tile (blocks up to kTile/2 floats) while taking their max; pass 2 quantizes from the
-// tile. Longer blocks recompute the sums in pass 2. Element tails shorter than a vector call
+// DecodeAccumulateEncode (fused, per block) and the glue of the format units are in
+// codec/block_dae-inl.h. Element tails shorter than a vector call
 // the reference's per-element functions. kOpt = false compiles the plain nearest-even path;
 // kOpt = true adds the runtime-selected stochastic rounding and telemetry.
 #if defined(EQUARX_CODEC_BLOCK_SIMD_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -270,21 +269,6 @@ float GetSrc(const void* ctx, size_t j) {
   const auto* c = static_cast<const SrcCtx*>(ctx);
   return internal::LoadAsF32(c->type, c->p, j);
 }
-struct SumCtx {
-  Format format;
-  DType type;
-  const void* local;
-  uint32_t scale_bits;
-  const uint8_t* codes;
-  size_t first;
-};
-float GetSum(const void* ctx, size_t j) {
-  const auto* c = static_cast<const SumCtx*>(ctx);
-  const int32_t q = internal::LoadCode(c->format, c->codes, c->first + j);
-  return internal::LoadAsF32(c->type, c->local, j) +
-         internal::RefDecodeCode(c->format, c->scale_bits, uint32_t(q));
-}
-
 HWY_INLINE const void* Advance(DType t, const void* p, size_t elems) {
   return static_cast<const uint8_t*>(p) + elems * (t == DType::kFloat32 ? 4 : 2);
 }
@@ -442,203 +426,7 @@ void DecodeT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio, DTy
   }
 }
 
-// ---- DecodeAccumulateEncode (fused) --------------------------------------------------------
-
-struct DaeBlock {
-  const uint8_t* codes;  // input code part of the segment
-  size_t first;          // the block's first element in the segment
-  const void* lp;        // local values of the block
-  uint32_t sb;           // input scale bits
-};
-
-template <class F, DType T>
-HWY_INLINE BlockScale DaeStage1(const DaeBlock& blk, size_t len, internal::ScaleIo sio,
-                                float* HWY_RESTRICT tile) {
-  if (blk.sb & 0x80000000u) return BlockScale{kInfBits, 0.0f, 0.0f};
-  const size_t N = hn::Lanes(DF());
-  const float s = FloatOf(blk.sb);
-  const VF vs = hn::Set(DF(), s);
-  const DaeBlock b = blk;
-  auto sum = [b, vs](size_t i) HWY_ATTR {
-    return hn::Add(LoadF<T>(b.lp, i), F::Decode(F::Load(b.codes, b.first + i), vs));
-  };
-  auto sum1 = [b](size_t j) HWY_ATTR {
-    const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
-    return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
-  };
-  if (len > kTile / 2) return ScaleOf<F>(MaxAbsBits(len, sum, sum1), sio);
-  len = len < kTile / 2 ? len : kTile / 2;  // (tells the compiler the tile bound)
-  VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
-  size_t i = 0;
-  for (; i + 2 * N <= len; i += 2 * N) {
-    const VF x0 = sum(i);
-    const VF x1 = sum(i + N);
-    hn::Store(x0, DF(), tile + i);
-    hn::Store(x1, DF(), tile + i + N);
-    m0 = hn::Max(m0, AbsBits(x0));
-    m1 = hn::Max(m1, AbsBits(x1));
-  }
-  for (; i + N <= len; i += N) {
-    const VF x = sum(i);
-    hn::Store(x, DF(), tile + i);
-    m0 = hn::Max(m0, AbsBits(x));
-  }
-  uint32_t m = MaxLane(hn::Max(m0, m1));
-  for (uint32_t t = uint32_t(i), e = uint32_t(len); t < e; i = ++t) {
-    tile[i] = sum1(i);
-    const uint32_t bits = BitsOf(tile[i]) & 0x7FFFFFFFu;
-    m = bits > m ? bits : m;
-  }
-  return ScaleOf<F>(m, sio);
-}
-
-template <class F, DType T, bool kOpt>
-HWY_INLINE void DaeStage2(const BlockScale& bs, const DaeBlock& blk, size_t len,
-                          const float* HWY_RESTRICT tile, internal::ScaleIo sio,
-                          uint8_t* scale_out, uint8_t* codes_out, const Opt* o) {
-  if (bs.m >= kInfBits) {
-    const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
-    internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, len,
-                             o ? o->rnd : internal::Rounding{}, blk.first, scale_out, codes_out,
-                             o ? o->stats : nullptr);
-    return;
-  }
-  if (len > kTile / 2) {
-    const VF vs = hn::Set(DF(), FloatOf(blk.sb));
-    const DaeBlock b = blk;
-    auto sum = [b, vs](size_t i) HWY_ATTR {
-      return hn::Add(LoadF<T>(b.lp, i), F::Decode(F::Load(b.codes, b.first + i), vs));
-    };
-    auto sum1 = [b](size_t j) HWY_ATTR {
-      const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
-      return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
-    };
-    FinishBlock<F, kOpt>(bs, len, sum, sum1, sio, scale_out, codes_out, blk.first, o);
-    return;
-  }
-  len = len < kTile / 2 ? len : kTile / 2;  // (tells the compiler the tile bound)
-  FinishBlock<F, kOpt>(
-      bs, len, [tile](size_t i) HWY_ATTR { return hn::Load(DF(), tile + i); },
-      [tile](size_t j) { return tile[j]; }, sio, scale_out, codes_out, blk.first, o);
-}
-
-// A whole block of kB <= 8 vectors with its sums kept in registers (no tile, no pipelining in
-// the code: the out-of-order core overlaps one block's reduction and divisions with the next
-// block's loads). Plain nearest-even path only.
-template <class F, DType T, size_t kB>
-HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, internal::ScaleIo sio, uint8_t* scale_out,
-                                    uint8_t* codes_out) {
-  constexpr size_t N = hn::MaxLanes(DF());
-  constexpr size_t K = kB / N;
-  if (!(blk.sb & 0x80000000u)) {
-    const VF vs = hn::Set(DF(), FloatOf(blk.sb));
-    VF x[K];
-    VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
-    for (size_t k = 0; k < K; k += 2) {
-      x[k] = hn::Add(LoadF<T>(blk.lp, k * N), F::Decode(F::Load(blk.codes, blk.first + k * N), vs));
-      x[k + 1] = hn::Add(LoadF<T>(blk.lp, (k + 1) * N),
-                         F::Decode(F::Load(blk.codes, blk.first + (k + 1) * N), vs));
-      m0 = hn::Max(m0, AbsBits(x[k]));
-      m1 = hn::Max(m1, AbsBits(x[k + 1]));
-    }
-    const BlockScale bs = ScaleOf<F>(MaxLane(hn::Max(m0, m1)), sio);
-    if (bs.m < kInfBits) {
-      FinishBlock<F, false>(
-          bs, kB, [&x](size_t i) HWY_ATTR { return x[i / N]; },
-          [&x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, sio, scale_out,
-          codes_out, blk.first, nullptr);
-      return;
-    }
-  }
-  const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
-  internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
-                           scale_out, codes_out, nullptr);
-}
-
-template <class F, DType T, size_t kB, bool kOpt>
-void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, internal::ScaleIo sio,
-                             const void* local, uint8_t* wire_out, const Opt* o) {
-  const size_t nb = (n + B - 1) / B;
-  const size_t sbytes = sio.bytes;
-  const uint8_t* codes_in = wire_in + sbytes * nb;
-  uint8_t* codes_out = wire_out + sbytes * nb;
-  HWY_ALIGN float tile[kTile];  // two halves: block b uses half b % 2
-  auto block = [&](size_t b) {
-    return DaeBlock{codes_in, b * B, Advance(T, local, b * B),
-                    internal::LoadScaleBits(wire_in + sbytes * b, sio)};
-  };
-  const size_t full = n / B;
-  const size_t L = kB != 0 ? kB : B;
-  constexpr bool kInRegisters = !kOpt && kB != 0 && kB % (2 * hn::MaxLanes(DF())) == 0 &&
-                                kB <= 8 * hn::MaxLanes(DF());
-  if constexpr (kInRegisters) {
-    for (size_t b = 0; b < full; ++b)
-      DaeBlockInRegisters<F, T, kB>(block(b), sio, wire_out + sbytes * b, codes_out);
-  } else if (full > 0) {
-    DaeBlock cur_blk = block(0);
-    BlockScale cur = DaeStage1<F, T>(cur_blk, L, sio, tile);
-    for (size_t b = 0; b < full; ++b) {
-      DaeBlock next_blk{};
-      BlockScale next{};
-      if (b + 1 < full) {
-        next_blk = block(b + 1);
-        next = DaeStage1<F, T>(next_blk, L, sio, tile + ((b + 1) & 1) * (kTile / 2));
-      }
-      DaeStage2<F, T, kOpt>(cur, cur_blk, L, tile + (b & 1) * (kTile / 2), sio,
-                            wire_out + sbytes * b, codes_out, o);
-      cur = next;
-      cur_blk = next_blk;
-    }
-  }
-  if (full < nb) {
-    const size_t len = n - full * B;
-    const DaeBlock blk = block(full);
-    DaeStage2<F, T, kOpt>(DaeStage1<F, T>(blk, len, sio, tile), blk, len, tile, sio,
-                          wire_out + sbytes * full, codes_out, o);
-  }
-}
-
 }  // namespace
-
-// ---- Dispatch helpers for the format units --------------------------------------------------
-
-// KERNEL<F, T, kB, kOpt>(args...) for the runtime dtype; kB = 64/128 (constant trip counts) for
-// the plain f32/bf16 path of formats with F::kFixedBlocks, else 0.
-#define EQUARX_BLOCK_KERNEL(KERNEL, F, t, block, opt, ...)                                  \
-  do {                                                                                      \
-    if (opt) {                                                                              \
-      switch (t) {                                                                          \
-        case DType::kFloat32: return KERNEL<F, DType::kFloat32, 0, true>(__VA_ARGS__);      \
-        case DType::kBFloat16: return KERNEL<F, DType::kBFloat16, 0, true>(__VA_ARGS__);    \
-        case DType::kFloat16: return KERNEL<F, DType::kFloat16, 0, true>(__VA_ARGS__);      \
-      }                                                                                     \
-    }                                                                                       \
-    switch (t) {                                                                            \
-      case DType::kFloat32:                                                                 \
-        if (F::kFixedBlocks && block == 64) return KERNEL<F, DType::kFloat32, 64, false>(__VA_ARGS__);   \
-        if (F::kFixedBlocks && block == 128) return KERNEL<F, DType::kFloat32, 128, false>(__VA_ARGS__); \
-        return KERNEL<F, DType::kFloat32, 0, false>(__VA_ARGS__);                           \
-      case DType::kBFloat16:                                                                \
-        if (F::kFixedBlocks && block == 64) return KERNEL<F, DType::kBFloat16, 64, false>(__VA_ARGS__);  \
-        if (F::kFixedBlocks && block == 128) return KERNEL<F, DType::kBFloat16, 128, false>(__VA_ARGS__); \
-        return KERNEL<F, DType::kBFloat16, 0, false>(__VA_ARGS__);                          \
-      case DType::kFloat16: return KERNEL<F, DType::kFloat16, 0, false>(__VA_ARGS__);       \
-    }                                                                                       \
-  } while (0)
-
-#define EQUARX_DECACC_KERNEL(F, t, block, ...)                                              \
-  do {                                                                                      \
-    switch (t) {                                                                            \
-      case DType::kFloat32:                                                                 \
-        if (F::kFixedBlocks && block == 64) return DecodeAccumulateT<F, DType::kFloat32, 64>(__VA_ARGS__);   \
-        if (F::kFixedBlocks && block == 128) return DecodeAccumulateT<F, DType::kFloat32, 128>(__VA_ARGS__); \
-        return DecodeAccumulateT<F, DType::kFloat32, 0>(__VA_ARGS__);                       \
-      case DType::kBFloat16:                                                                \
-        if (F::kFixedBlocks && block == 128) return DecodeAccumulateT<F, DType::kBFloat16, 128>(__VA_ARGS__); \
-        return DecodeAccumulateT<F, DType::kBFloat16, 0>(__VA_ARGS__);                      \
-      case DType::kFloat16: return DecodeAccumulateT<F, DType::kFloat16, 0>(__VA_ARGS__);   \
-    }                                                                                       \
-  } while (0)
 
 }  // namespace HWY_NAMESPACE
 }  // namespace equarx::codec

@@ -22,6 +22,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "codec/block_simd-inl.h"
+#include "codec/block_dae-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace equarx::codec {
@@ -115,65 +116,14 @@ struct E5M2Fmt : Fp8Base {
   }
 };
 
-template <class F>
-void EncodeF(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-             EncodeStats* stats) {
-  const Opt o{internal::RoundingOf(spec), stats};
-  const bool opt = stats != nullptr;
-  const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
-                      opt ? &o : nullptr);
-}
-
-template <class F>
-void DecodeAccumulateEncodeF(const WireSpec& spec, const uint8_t* wire_in, size_t n, DType t,
-                             const void* local, uint8_t* wire_out, EncodeStats* stats) {
-  const Opt o{internal::RoundingOf(spec), stats};
-  const bool opt = stats != nullptr;
-  const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
-                      internal::ScaleIoOf(spec), local, wire_out,
-                      opt ? &o : nullptr);
-}
-
-template <class F>
-void DecodeAccumulateF(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                       const void* local, float* out) {
-  const size_t B = spec.block;
-  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
-}
-
 }  // namespace
 
 // ---- Kernels (dispatched) ----------------------------------------------------------------
 
-void Fp8EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-                   EncodeStats* stats) {
-  if (spec.format == Format::kFp8E5M2Block)
-    return EncodeF<E5M2Fmt>(spec, t, src, n, wire, stats);
-  EncodeF<E4M3Fmt>(spec, t, src, n, wire, stats);
-}
-
-void Fp8DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
-  if (spec.format == Format::kFp8E5M2Block) return DecodeT<E5M2Fmt>(wire, n, spec.block, sio, t, dst);
-  DecodeT<E4M3Fmt>(wire, n, spec.block, sio, t, dst);
-}
-
-void Fp8DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                             const void* local, float* out) {
-  if (spec.format == Format::kFp8E5M2Block)
-    return DecodeAccumulateF<E5M2Fmt>(spec, wire, n, t, local, out);
-  DecodeAccumulateF<E4M3Fmt>(spec, wire, n, t, local, out);
-}
-
-void Fp8DecodeAccumulateEncodeImpl(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                                   DType t, const void* local, uint8_t* wire_out,
-                                   EncodeStats* stats) {
-  if (spec.format == Format::kFp8E5M2Block)
-    return DecodeAccumulateEncodeF<E5M2Fmt>(spec, wire_in, n, t, local, wire_out, stats);
-  DecodeAccumulateEncodeF<E4M3Fmt>(spec, wire_in, n, t, local, wire_out, stats);
-}
+// One unit for both fp8 formats: the wire spec's format picks the traits.
+#define EQUARX_FP8_KERNELS(spec, K) \
+  ((spec).format == Format::kFp8E5M2Block ? &FormatKernels<E5M2Fmt>::K : &FormatKernels<E4M3Fmt>::K)
+EQUARX_BLOCK_FORMAT_IMPLS(Fp8, EQUARX_FP8_KERNELS)
 
 }  // namespace HWY_NAMESPACE
 }  // namespace equarx::codec
@@ -182,31 +132,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace equarx::codec {
 
-HWY_EXPORT(Fp8EncodeImpl);
-HWY_EXPORT(Fp8DecodeImpl);
-HWY_EXPORT(Fp8DecodeAccumulateImpl);
-HWY_EXPORT(Fp8DecodeAccumulateEncodeImpl);
-
-namespace internal {
-// Entry points for dispatch.cc.
-void Fp8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-               EncodeStats* stats) {
-  HWY_DYNAMIC_DISPATCH(Fp8EncodeImpl)(spec, t, src, n, wire, stats);
-}
-void Fp8Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  HWY_DYNAMIC_DISPATCH(Fp8DecodeImpl)(spec, wire, n, t, dst);
-}
-void Fp8DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                         const void* local, float* out) {
-  HWY_DYNAMIC_DISPATCH(Fp8DecodeAccumulateImpl)(spec, wire, n, t, local, out);
-}
-void Fp8DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                               DType t, const void* local, uint8_t* wire_out,
-                               EncodeStats* stats) {
-  HWY_DYNAMIC_DISPATCH(Fp8DecodeAccumulateEncodeImpl)(spec, wire_in, n, t, local, wire_out,
-                                                      stats);
-}
-}  // namespace internal
+#define EQUARX_FP8_NEVER(spec) false
+EQUARX_BLOCK_FORMAT_EXPORTS(Fp8, EQUARX_FP8_NEVER)
 
 }  // namespace equarx::codec
 #endif  // HWY_ONCE

@@ -45,8 +45,11 @@ struct Stages {
   int count = 0;
   decltype(hn::IndicesFromVec(DF(), hn::Zero(DI()))) partner[5];
   hn::Mask<DF> upper[5];
-  VU lane;
-  Stages() : lane(hn::Iota(DU(), 0)) {
+  VU lane_bit;  // 1 << lane
+  VF sign_bit;
+  Stages()
+      : lane_bit(hn::Shl(hn::Set(DU(), 1u), hn::Iota(DU(), 0))),
+        sign_bit(hn::BitCast(DF(), hn::Set(DU(), 0x80000000u))) {
     const DF df;
     const DI di;
     const VI ilane = hn::Iota(di, 0);
@@ -66,10 +69,11 @@ struct Stages {
     return x;
   }
   // The sign-flip vector (sign bit set where the element's sign bit in `bits` is 1) of the N
-  // elements whose sign bits are the low bits of `bits`.
+  // elements whose sign bits are the low bits of `bits` (a bit test per lane: no variable
+  // shift, which SSE4 lacks).
   HWY_INLINE VF Signs(uint64_t bits) const {
-    const VU b = hn::Shr(hn::Set(DU(), uint32_t(bits)), lane);
-    return hn::BitCast(DF(), hn::ShiftLeft<31>(b));
+    const auto flip = hn::TestBit(hn::Set(DU(), uint32_t(bits)), lane_bit);
+    return hn::IfThenElseZero(hn::RebindMask(DF(), flip), sign_bit);
   }
 };
 
@@ -100,25 +104,25 @@ HWY_INLINE void CrossStages(float* x, size_t p) {
 template <size_t M, class In, class Out>
 HWY_INLINE void PieceInRegisters(const Stages& st, size_t p, In in, Out out) {
   VF v[M];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (size_t i = 0; i < M; ++i) v[i] = st.Apply(in(i), p);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (size_t h = 1; h < M; h *= 2)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (size_t j = 0; j < M; ++j) {
       if (j & h) continue;  // j is the lower partner; j | h < M (M a power of two)
       const VF a = v[j], b = v[j | h];
       v[j] = hn::Add(a, b);
       v[j | h] = hn::Sub(a, b);
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (size_t i = 0; i < M; ++i) out(i, v[i]);
 }
 
 // The butterfly of one piece of P >= N elements: vector i comes from in(i) (already signed
 // and scaled), goes through the in-register stages and the cross-vector stages, and leaves
-// through out(i, v). Pieces of up to 8 vectors never touch memory in between; longer ones go
-// through `scratch` (P floats).
+// through out(i, v). Pieces of up to 16 vectors never touch memory in between (the compiler
+// may spill some of 16 on 16-register targets); longer ones go through `scratch` (P floats).
 template <class In, class Out>
 HWY_INLINE void Piece(const Stages& st, size_t p, In in, Out out, float* scratch) {
   const DF df;
@@ -129,6 +133,7 @@ HWY_INLINE void Piece(const Stages& st, size_t p, In in, Out out, float* scratch
     case 2: return PieceInRegisters<2>(st, p, in, out);
     case 4: return PieceInRegisters<4>(st, p, in, out);
     case 8: return PieceInRegisters<8>(st, p, in, out);
+    case 16: return PieceInRegisters<16>(st, p, in, out);
     default: break;
   }
 #endif

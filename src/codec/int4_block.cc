@@ -18,6 +18,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "codec/block_simd-inl.h"
+#include "codec/block_dae-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace equarx::codec {
@@ -75,57 +76,12 @@ struct Int4Fmt {
   static HWY_INLINE void QuantizeBlock(Load, VF, size_t, uint8_t*, size_t, size_t*) {}
 };
 
-template <class F>
-void EncodeF(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-             EncodeStats* stats) {
-  const Opt o{internal::RoundingOf(spec), stats};
-  const bool opt = o.rnd.stochastic || stats != nullptr;
-  const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
-                      opt ? &o : nullptr);
-}
-
-template <class F>
-void DecodeAccumulateEncodeF(const WireSpec& spec, const uint8_t* wire_in, size_t n, DType t,
-                             const void* local, uint8_t* wire_out, EncodeStats* stats) {
-  const Opt o{internal::RoundingOf(spec), stats};
-  const bool opt = o.rnd.stochastic || stats != nullptr;
-  const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
-                      internal::ScaleIoOf(spec), local, wire_out,
-                      opt ? &o : nullptr);
-}
-
-template <class F>
-void DecodeAccumulateF(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                       const void* local, float* out) {
-  const size_t B = spec.block;
-  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
-}
-
 }  // namespace
 
 // ---- Kernels (dispatched) ----------------------------------------------------------------
 
-void Int4EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-                    EncodeStats* stats) {
-  EncodeF<Int4Fmt>(spec, t, src, n, wire, stats);
-}
-
-void Int4DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  DecodeT<Int4Fmt>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
-}
-
-void Int4DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                              const void* local, float* out) {
-  DecodeAccumulateF<Int4Fmt>(spec, wire, n, t, local, out);
-}
-
-void Int4DecodeAccumulateEncodeImpl(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                                    DType t, const void* local, uint8_t* wire_out,
-                                    EncodeStats* stats) {
-  DecodeAccumulateEncodeF<Int4Fmt>(spec, wire_in, n, t, local, wire_out, stats);
-}
+#define EQUARX_INT4_KERNELS(spec, K) FormatKernels<Int4Fmt>::K
+EQUARX_BLOCK_FORMAT_IMPLS(Int4, EQUARX_INT4_KERNELS)
 
 }  // namespace HWY_NAMESPACE
 }  // namespace equarx::codec
@@ -134,36 +90,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace equarx::codec {
 
-HWY_EXPORT(Int4EncodeImpl);
-HWY_EXPORT(Int4DecodeImpl);
-HWY_EXPORT(Int4DecodeAccumulateImpl);
-HWY_EXPORT(Int4DecodeAccumulateEncodeImpl);
-
-namespace internal {
-// Entry points for dispatch.cc; an odd block size runs the reference (see the top comment).
-void Int4Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-                EncodeStats* stats) {
-  if (spec.block & 1u) return ref::Encode(spec, t, src, n, wire, stats);
-  HWY_DYNAMIC_DISPATCH(Int4EncodeImpl)(spec, t, src, n, wire, stats);
-}
-void Int4Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  if (spec.block & 1u) return ref::Decode(spec, wire, n, t, dst);
-  HWY_DYNAMIC_DISPATCH(Int4DecodeImpl)(spec, wire, n, t, dst);
-}
-void Int4DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                          const void* local, float* out) {
-  if (spec.block & 1u) return ref::DecodeAccumulate(spec, wire, n, t, local, out);
-  HWY_DYNAMIC_DISPATCH(Int4DecodeAccumulateImpl)(spec, wire, n, t, local, out);
-}
-void Int4DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                                DType t, const void* local, uint8_t* wire_out,
-                                EncodeStats* stats) {
-  if (spec.block & 1u)
-    return ref::DecodeAccumulateEncode(spec, wire_in, n, t, local, wire_out, stats);
-  HWY_DYNAMIC_DISPATCH(Int4DecodeAccumulateEncodeImpl)(spec, wire_in, n, t, local, wire_out,
-                                                       stats);
-}
-}  // namespace internal
+// An odd block size runs the reference (see the top comment).
+#define EQUARX_INT4_ODD_BLOCK(spec) ((spec).block & 1u)
+EQUARX_BLOCK_FORMAT_EXPORTS(Int4, EQUARX_INT4_ODD_BLOCK)
 
 }  // namespace equarx::codec
 #endif  // HWY_ONCE

@@ -5,7 +5,7 @@
 //   q = clamp(roundeven(y), -127, 127) (exact magic add, |y| < 2^22), one byte per code.
 //   The fast nearest-even loop rounds with cvtps2dq on AVX2/SSE4 and packs four vectors of
 //   codes into one store. DecodeAccumulateEncode at B = 64 on AVX2 keeps a block's sums in
-//   registers (block_simd-inl.h, DaeBlockInRegisters).
+//   registers (block_dae-inl.h, DaeBlockInRegisters).
 // Stochastic rounding: q = clamp(floor(y + u), -Q, Q), u from the counter-based hash.
 // Wire rules in codec.h and docs/wire_format.md; executable spec in reference_block.cc.
 #include <cstring>
@@ -18,6 +18,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "codec/block_simd-inl.h"
+#include "codec/block_dae-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace equarx::codec {
@@ -100,57 +101,12 @@ struct Int8Fmt {
   }
 };
 
-template <class F>
-void EncodeF(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-             EncodeStats* stats) {
-  const Opt o{internal::RoundingOf(spec), stats};
-  const bool opt = o.rnd.stochastic || stats != nullptr;
-  const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
-                      opt ? &o : nullptr);
-}
-
-template <class F>
-void DecodeAccumulateEncodeF(const WireSpec& spec, const uint8_t* wire_in, size_t n, DType t,
-                             const void* local, uint8_t* wire_out, EncodeStats* stats) {
-  const Opt o{internal::RoundingOf(spec), stats};
-  const bool opt = o.rnd.stochastic || stats != nullptr;
-  const size_t B = spec.block;
-  EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
-                      internal::ScaleIoOf(spec), local, wire_out,
-                      opt ? &o : nullptr);
-}
-
-template <class F>
-void DecodeAccumulateF(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                       const void* local, float* out) {
-  const size_t B = spec.block;
-  EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
-}
-
 }  // namespace
 
 // ---- Kernels (dispatched) ----------------------------------------------------------------
 
-void Int8EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-                    EncodeStats* stats) {
-  EncodeF<Int8Fmt>(spec, t, src, n, wire, stats);
-}
-
-void Int8DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  DecodeT<Int8Fmt>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
-}
-
-void Int8DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                              const void* local, float* out) {
-  DecodeAccumulateF<Int8Fmt>(spec, wire, n, t, local, out);
-}
-
-void Int8DecodeAccumulateEncodeImpl(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                                    DType t, const void* local, uint8_t* wire_out,
-                                    EncodeStats* stats) {
-  DecodeAccumulateEncodeF<Int8Fmt>(spec, wire_in, n, t, local, wire_out, stats);
-}
+#define EQUARX_INT8_KERNELS(spec, K) FormatKernels<Int8Fmt>::K
+EQUARX_BLOCK_FORMAT_IMPLS(Int8, EQUARX_INT8_KERNELS)
 
 int64_t TargetImpl() { return HWY_TARGET; }
 
@@ -161,31 +117,11 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace equarx::codec {
 
-HWY_EXPORT(Int8EncodeImpl);
-HWY_EXPORT(Int8DecodeImpl);
-HWY_EXPORT(Int8DecodeAccumulateImpl);
-HWY_EXPORT(Int8DecodeAccumulateEncodeImpl);
+#define EQUARX_NEVER(spec) false
+EQUARX_BLOCK_FORMAT_EXPORTS(Int8, EQUARX_NEVER)
 HWY_EXPORT(TargetImpl);
 
 namespace internal {
-// Entry points for dispatch.cc.
-void Int8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-                EncodeStats* stats) {
-  HWY_DYNAMIC_DISPATCH(Int8EncodeImpl)(spec, t, src, n, wire, stats);
-}
-void Int8Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
-  HWY_DYNAMIC_DISPATCH(Int8DecodeImpl)(spec, wire, n, t, dst);
-}
-void Int8DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                          const void* local, float* out) {
-  HWY_DYNAMIC_DISPATCH(Int8DecodeAccumulateImpl)(spec, wire, n, t, local, out);
-}
-void Int8DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                                DType t, const void* local, uint8_t* wire_out,
-                                EncodeStats* stats) {
-  HWY_DYNAMIC_DISPATCH(Int8DecodeAccumulateEncodeImpl)(spec, wire_in, n, t, local, wire_out,
-                                                       stats);
-}
 int64_t DispatchedTarget() { return HWY_DYNAMIC_DISPATCH(TargetImpl)(); }
 }  // namespace internal
 

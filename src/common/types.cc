@@ -135,10 +135,45 @@ const EnumInfo* RoundingTable(size_t* n) { *n = std::size(kRoundings); return kR
 const EnumInfo* RotationTable(size_t* n) { *n = std::size(kRotations); return kRotations; }
 const EnumInfo* ScaleFormatTable(size_t* n) { *n = std::size(kScaleFormats); return kScaleFormats; }
 
-bool SupportsStochasticRounding(Codec c) { return c == Codec::kInt8 || c == Codec::kInt4; }
+// Indexed by the enum values (checked by static_asserts below).
+constexpr AlgorithmTraits kAlgorithmTraits[] = {
+    /* ring       */ {false, false},
+    /* full       */ {true, true},
+    /* full_bidir */ {true, true},
+    /* semi       */ {true, true},
+    /* naive_fp8  */ {true, false},
+    /* two_shot   */ {true, true},
+    /* auto       */ {false, true},
+};
+static_assert(std::size(kAlgorithmTraits) == std::size(kAlgorithms));
+static_assert(int(Algorithm::kRing) == 0 && int(Algorithm::kTwoShot) == 5 && int(Algorithm::kAuto) == 6);
 
-bool IsQuantized(Algorithm a) { return a != Algorithm::kRing && a != Algorithm::kAuto; }
+// Default rotations measured on a real model's activations (docs/accuracy.md, section 6; docs/
+// gemma3.md): the rotation cuts the integer codecs' error several times over and keeps
+// Gaussian data's; it makes both fp8 grids worse (their codes already carry relative precision).
+constexpr CodecTraits kCodecTraits[] = {
+    /* int8     */ {8, true, Rotation::kHadamard},
+    /* int4     */ {4, true, Rotation::kHadamard},
+    /* fp8_e4m3 */ {8, false, Rotation::kNone},
+    /* fp8_e5m2 */ {8, false, Rotation::kNone},
+};
+static_assert(std::size(kCodecTraits) == std::size(kCodecs));
+static_assert(int(Codec::kInt8) == 0 && int(Codec::kFp8E5M2) == 3);
 
-bool TakesCodec(Algorithm a) { return a != Algorithm::kRing && a != Algorithm::kNaiveFp8; }
+const AlgorithmTraits& TraitsOf(Algorithm a) {
+  const size_t i = size_t(a);
+  return kAlgorithmTraits[i < std::size(kAlgorithmTraits) ? i : 0];
+}
+
+const CodecTraits& TraitsOf(Codec c) {
+  const size_t i = size_t(c);
+  return kCodecTraits[i < std::size(kCodecTraits) ? i : 0];
+}
+
+bool SupportsStochasticRounding(Codec c) { return TraitsOf(c).integer; }
+
+bool IsQuantized(Algorithm a) { return TraitsOf(a).quantizes; }
+
+bool TakesCodec(Algorithm a) { return TraitsOf(a).takes_codec; }
 
 }  // namespace equarx

@@ -179,6 +179,19 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   args.residual = extras.residual;
   // A default rotation is for quantized plans only (auto and the size gate may pick the ring).
   if (options.rotation == Rotation::kDefault && !IsQuantized(plan.algorithm)) rotate = false;
+  // An unquantized f16 hop would carry rotated values, which can exceed f16's range where the
+  // sum itself does not (bf16 and f32 have the range; block-scaled hops sum in f32). The plan
+  // is the same on every rank, so every rank takes the same branch.
+  const bool raw_f16 = plan.rs_wire.format == codec::Format::kRawF16 ||
+                       plan.ag_wire.format == codec::Format::kRawF16;
+  if (rotate && raw_f16) {
+    // Refused when the caller chose this plan; not when auto or the size gate chose it.
+    if (options.rotation == Rotation::kHadamard && options.algorithm == plan.algorithm)
+      return InvalidArgument("rotation hadamard with f16 data needs every hop quantized (an "
+                             "unquantized f16 hop could overflow in the rotated domain): use "
+                             "phases rs+ag, or bf16 or f32 data");
+    rotate = false;
+  }
   if (rotate) args.rotation = codec::RotationSpec{uint32_t(o.block), o.seed};
   codec::EncodeStats encode_stats;
   if (extras.stats) args.stats = &encode_stats;

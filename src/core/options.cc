@@ -147,12 +147,7 @@ std::optional<uint64_t> ParseInteger(std::string_view v) {
 
 }  // namespace
 
-// Measured (docs/accuracy.md, section 6, and docs/gemma3.md): on a real model's activations
-// the rotation cuts the integer codecs' error several times over and keeps Gaussian data's;
-// it makes both fp8 grids worse (their relative precision already follows each value).
-Rotation DefaultRotation(Codec codec) {
-  return codec == Codec::kInt8 || codec == Codec::kInt4 ? Rotation::kHadamard : Rotation::kNone;
-}
+Rotation DefaultRotation(Codec codec) { return TraitsOf(codec).default_rotation; }
 
 const OptionField* OptionFields(size_t* n) {
   const Table& t = TheTable();

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "codec/codec.h"
@@ -61,7 +62,9 @@ TEST(Rotation, EveryAlgorithmWithinBoundAndIdenticalOnEveryRank) {
         for (size_t count : {size_t(1), size_t(63), size_t(64), size_t(65), size_t(n) * 64 - 1,
                              size_t(5003)}) {
           if ((a == Algorithm::kRing || a == Algorithm::kAuto) && p != Phases::kRSAG) continue;
-          const DType dt = count % 3 == 0 ? DType::kFloat16 : count % 2 ? DType::kBFloat16 : DType::kFloat32;
+          DType dt = count % 3 == 0 ? DType::kFloat16 : count % 2 ? DType::kBFloat16 : DType::kFloat32;
+          // f16 rotates only where every hop is quantized (Rotation.F16WithAnUnquantizedHop).
+          if (dt == DType::kFloat16 && (a == Algorithm::kRing || p != Phases::kRSAG)) dt = DType::kBFloat16;
           auto in = WithOutliers(n, count, dt, 7 + count * 3 + size_t(n));
           AllReduceOptions o = Rotated(a, p, Codec::kInt8);
           o.block = count % 2 ? 64 : 32;
@@ -101,6 +104,31 @@ TEST(Rotation, UnquantizedRingMatchesItWithoutUpToF32Rounding) {
     }
     EXPECT_GT(worst, 0.0) << "a rotation that does nothing would not be tested";
   }
+}
+
+// The ring cuts its shards on rotation blocks when asked to rotate, whatever the block.
+TEST(Rotation, UnquantizedRingWithBlocksThatDoNotDivideItsAlignment) {
+  for (size_t block : {48, 100, 256})
+    for (int n : {2, 3, 5}) {
+      const size_t count = 7 * block + 13;
+      auto in = MakeInputs(n, count, DType::kFloat32, block + size_t(n));
+      AllReduceOptions o;
+      o.algorithm = Algorithm::kRing;
+      o.rotation = Rotation::kHadamard;
+      o.block = block;
+      const auto out = Reduce(in, o, false);
+      ExpectAgreeAndWithinBound(in, out, o, "ring hadamard block " + std::to_string(block) + " n=" + std::to_string(n));
+      if (n != 2) continue;
+      // Two ranks sum in f32 whatever the shards: the result must be exactly the definition,
+      // inverse(rotate(x0) + rotate(x1)) with rotation blocks anchored at element 0.
+      const codec::RotationSpec spec{uint32_t(block), o.seed};
+      std::vector<float> y0(count), y1(count), want(count);
+      codec::ref::RotateForward(spec, DType::kFloat32, in[0].data(), count, 0, y0.data());
+      codec::ref::RotateForward(spec, DType::kFloat32, in[1].data(), count, 0, y1.data());
+      for (size_t i = 0; i < count; ++i) y0[i] += y1[i];
+      codec::ref::RotateInverse(spec, y0.data(), count, 0, DType::kFloat32, want.data());
+      ASSERT_EQ(0, std::memcmp(want.data(), out[0].data(), count * 4)) << "block " << block;
+    }
 }
 
 TEST(Rotation, LowersTheErrorOnOutlierData) {
@@ -228,6 +256,34 @@ TEST(Rotation, SameBitsOnEverySimdTarget) {
     }
     codec::ForceTarget(0);
   }
+}
+
+// f16 on an unquantized hop: an explicit hadamard is refused on every rank (the rotated values
+// could overflow f16 where the sum does not), the default quietly runs unrotated.
+TEST(Rotation, F16WithAnUnquantizedHop) {
+  auto in = MakeInputs(3, 1000, DType::kFloat16, 8);
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kSemi}) {
+    AllReduceOptions o;
+    o.algorithm = a;
+    o.phases = Phases::kRS;
+    o.rotation = Rotation::kHadamard;
+    std::vector<Buffer> out = in;
+    auto st = RunRanks(3, [&](Communicator& c) {
+      const size_t r = size_t(c.rank());
+      return c.AllReduce(in[r].data(), out[r].data(), 1000, DType::kFloat16, o);
+    });
+    for (const Status& s : st) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+      EXPECT_NE(s.message().find("f16"), std::string::npos) << s.ToString();
+    }
+    AllReduceOptions d = o, none = o;
+    d.rotation = Rotation::kDefault;
+    none.rotation = Rotation::kNone;
+    EXPECT_TRUE(Reduce(in, d, false) == Reduce(in, none, false)) << AlgorithmName(a);
+  }
+  AllReduceOptions rsag;  // every hop quantized: f16 rotates
+  rsag.rotation = Rotation::kHadamard;
+  ExpectAgreeAndWithinBound(in, Reduce(in, rsag, false), rsag, "f16 rs+ag hadamard");
 }
 
 TEST(Rotation, BadCombinationsAndMismatchesFailOnEveryRank) {

@@ -97,4 +97,9 @@ def test_a_group_that_timed_out_refuses_later_calls():
     with pytest.raises(errors.CollectiveTimeoutError):
         equarx.allreduce(big, timeout_ms=1)
     out = equarx.allreduce(xs(3))
-    assert all(np.array_equal(o, np.full(100, 3, np.float32)) for o in out)
+    # int8 with the default rotation: not exact on constant data, but identical on every rank and
+    # within int8's error (a few steps of 3/127 after the rotation spreads each block).
+    assert all(np.array_equal(o, out[0]) for o in out)
+    np.testing.assert_allclose(out[0], 3.0, atol=4 * 3.0 / 127)
+    exact = equarx.allreduce(xs(3), rotation="none")
+    assert all(np.array_equal(o, np.full(100, 3, np.float32)) for o in exact)

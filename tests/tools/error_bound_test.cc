@@ -106,5 +106,29 @@ TEST(ErrorBound, ResolvesAutoAndTheSizeGateAsTheLibrary) {
   for (size_t i = 0; i < 256; ++i) EXPECT_LT(a[i] * 100, b[i]) << i;
 }
 
+// f16 with an unquantized hop that auto or the size gate chose runs unrotated in the library
+// (Communicator::AllReduce), so its bound is the unrotated one; a quantized f16 plan rotates.
+TEST(ErrorBound, F16OnAnUnquantizedHopChosenByAutoOrTheGateIsUnrotated) {
+  for (Rotation rot : {Rotation::kHadamard, Rotation::kDefault}) {
+    AllReduceOptions o;
+    o.algorithm = Algorithm::kAuto;
+    o.rotation = rot;
+    const AllReduceOptions small = ResolveForBound(o, DType::kFloat16, 1000, 4);
+    EXPECT_EQ(small.algorithm, Algorithm::kRing);
+    EXPECT_FALSE(RotationApplies(small, 4));
+    const AllReduceOptions large = ResolveForBound(o, DType::kFloat16, size_t(1) << 20, 4);
+    EXPECT_EQ(large.algorithm, Algorithm::kFullBidir);
+    EXPECT_TRUE(RotationApplies(large, 4));
+    AllReduceOptions gated;
+    gated.algorithm = Algorithm::kSemi;
+    gated.rotation = rot;
+    gated.quantize_min_bytes = 4096;
+    EXPECT_FALSE(RotationApplies(ResolveForBound(gated, DType::kFloat16, 1000, 4), 4));
+    // bf16 has the range: the explicit rotation still applies on the ring.
+    if (rot == Rotation::kHadamard)
+      EXPECT_TRUE(RotationApplies(ResolveForBound(gated, DType::kBFloat16, 1000, 4), 4));
+  }
+}
+
 }  // namespace
 }  // namespace equarx::tools

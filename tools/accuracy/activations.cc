@@ -188,7 +188,7 @@ bool ActivationsSection(const Settings& s, Report* rep, std::vector<std::string>
             std::to_string(n) + " ranks (" + std::to_string(elements) + " elements per rank in all)");
   rep->Line();
   rep->Line("The operands of the model's AllReduce calls, written by `equarx-gemma3 eval --dump-activations` "
-            "(see docs/accuracy.md for the command), each group run as one call with the ranks' own files "
+            "(`bash bench/accuracy_report.sh` makes them and this report), each group run as one call with the ranks' own files "
             "as inputs (f32; the bf16 ring casts them to bf16). Errors against the exact f64 sum, pooled "
             "over every call of a kind: `rel RMS` = sqrt(sum err^2 / sum exact^2); `MSE / bf16 ring` = "
             "pooled squared error over the bf16 ring's. rs+ag throughout.");

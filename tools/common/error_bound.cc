@@ -184,6 +184,12 @@ AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t 
   const algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);
   r.algorithm = plan.algorithm;
   if (o.algorithm == Algorithm::kAuto) r.phases = table.Lookup(ranks, dtype, count * DTypeSize(dtype)).phases;
+  // As Communicator::AllReduce: a plan with an unquantized f16 hop runs unrotated when auto or
+  // the size gate chose it (rotated values could overflow f16); the caller's own choice of such
+  // a plan with rotation hadamard is refused, so it has no bound to resolve.
+  const bool raw_f16 = plan.rs_wire.format == codec::Format::kRawF16 ||
+                       plan.ag_wire.format == codec::Format::kRawF16;
+  if (raw_f16 && RotationApplies(r, ranks)) r.rotation = Rotation::kNone;
   return r;
 }
 

@@ -30,7 +30,9 @@ bool RotationApplies(const AllReduceOptions& o, int ranks);
 
 /// The options with `auto` and the quantize_min_bytes gate resolved as the library resolves
 /// them for a call of `count` elements on `ranks` ranks (the tune table of o.tune_file or
-/// EQUARX_TUNE_FILE, else the built-in one). Other fields unchanged.
+/// EQUARX_TUNE_FILE, else the built-in one), and the rotation set to none where the library
+/// runs the call unrotated although it asked for one (a chosen plan with an unquantized f16
+/// hop). Other fields unchanged.
 AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks);
 
 /// The bound for the segment [offset, offset + count) of a tensor: x[r] holds rank r's `count`

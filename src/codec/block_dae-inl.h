@@ -1,0 +1,340 @@
+// equarx codec — the fused DecodeAccumulateEncode of every block format, the dispatch over
+// dtypes and fixed block sizes, and the glue each format unit writes once (per-target header).
+//
+// Included after codec/block_simd-inl.h (the shared pipeline: loads, scales, encode, decode)
+// inside the foreach_target part of int8_block.cc, int4_block.cc and fp8_block.cc. A format
+// unit defines its traits struct and then writes
+//   EQUARX_BLOCK_FORMAT_IMPLS(NAME, KERNELS)      inside HWY_NAMESPACE, and
+//   EQUARX_BLOCK_FORMAT_EXPORTS(NAME, USE_REF)   in its HWY_ONCE part,
+// which define NAME##EncodeImpl etc. (running FormatKernels<F>) and the dispatched
+// internal::NAME##Encode etc. that dispatch.cc calls.
+#if defined(EQUARX_CODEC_BLOCK_DAE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EQUARX_CODEC_BLOCK_DAE_INL_H_
+#undef EQUARX_CODEC_BLOCK_DAE_INL_H_
+#else
+#define EQUARX_CODEC_BLOCK_DAE_INL_H_
+#endif
+
+#include "codec/block_simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace equarx::codec {
+namespace HWY_NAMESPACE {
+namespace {
+
+// DecodeAccumulateEncode is fused per block: pass 1 writes the block's f32 sums into half of a
+// stack tile (blocks up to kTile/2 floats) while taking their max; pass 2 quantizes from the
+// tile. Longer blocks recompute the sums in pass 2. A flagged block (NaN/Inf on either side)
+// goes to the reference, which reads the sums through GetSum.
+struct SumCtx {
+  Format format;
+  DType type;
+  const void* local;
+  uint32_t scale_bits;
+  const uint8_t* codes;
+  size_t first;
+};
+float GetSum(const void* ctx, size_t j) {
+  const auto* c = static_cast<const SumCtx*>(ctx);
+  const int32_t q = internal::LoadCode(c->format, c->codes, c->first + j);
+  return internal::LoadAsF32(c->type, c->local, j) +
+         internal::RefDecodeCode(c->format, c->scale_bits, uint32_t(q));
+}
+
+// ---- DecodeAccumulateEncode (fused) --------------------------------------------------------
+
+struct DaeBlock {
+  const uint8_t* codes;  // input code part of the segment
+  size_t first;          // the block's first element in the segment
+  const void* lp;        // local values of the block
+  uint32_t sb;           // input scale bits
+};
+
+template <class F, DType T>
+HWY_INLINE BlockScale DaeStage1(const DaeBlock& blk, size_t len, internal::ScaleIo sio,
+                                float* HWY_RESTRICT tile) {
+  if (blk.sb & 0x80000000u) return BlockScale{kInfBits, 0.0f, 0.0f};
+  const size_t N = hn::Lanes(DF());
+  const float s = FloatOf(blk.sb);
+  const VF vs = hn::Set(DF(), s);
+  const DaeBlock b = blk;
+  auto sum = [b, vs](size_t i) HWY_ATTR {
+    return hn::Add(LoadF<T>(b.lp, i), F::Decode(F::Load(b.codes, b.first + i), vs));
+  };
+  auto sum1 = [b](size_t j) HWY_ATTR {
+    const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
+    return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
+  };
+  if (len > kTile / 2) return ScaleOf<F>(MaxAbsBits(len, sum, sum1), sio);
+  len = len < kTile / 2 ? len : kTile / 2;  // (tells the compiler the tile bound)
+  VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
+  size_t i = 0;
+  for (; i + 2 * N <= len; i += 2 * N) {
+    const VF x0 = sum(i);
+    const VF x1 = sum(i + N);
+    hn::Store(x0, DF(), tile + i);
+    hn::Store(x1, DF(), tile + i + N);
+    m0 = hn::Max(m0, AbsBits(x0));
+    m1 = hn::Max(m1, AbsBits(x1));
+  }
+  for (; i + N <= len; i += N) {
+    const VF x = sum(i);
+    hn::Store(x, DF(), tile + i);
+    m0 = hn::Max(m0, AbsBits(x));
+  }
+  uint32_t m = MaxLane(hn::Max(m0, m1));
+  for (uint32_t t = uint32_t(i), e = uint32_t(len); t < e; i = ++t) {
+    tile[i] = sum1(i);
+    const uint32_t bits = BitsOf(tile[i]) & 0x7FFFFFFFu;
+    m = bits > m ? bits : m;
+  }
+  return ScaleOf<F>(m, sio);
+}
+
+template <class F, DType T, bool kOpt>
+HWY_INLINE void DaeStage2(const BlockScale& bs, const DaeBlock& blk, size_t len,
+                          const float* HWY_RESTRICT tile, internal::ScaleIo sio,
+                          uint8_t* scale_out, uint8_t* codes_out, const Opt* o) {
+  if (bs.m >= kInfBits) {
+    const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
+    internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, len,
+                             o ? o->rnd : internal::Rounding{}, blk.first, scale_out, codes_out,
+                             o ? o->stats : nullptr);
+    return;
+  }
+  if (len > kTile / 2) {
+    const VF vs = hn::Set(DF(), FloatOf(blk.sb));
+    const DaeBlock b = blk;
+    auto sum = [b, vs](size_t i) HWY_ATTR {
+      return hn::Add(LoadF<T>(b.lp, i), F::Decode(F::Load(b.codes, b.first + i), vs));
+    };
+    auto sum1 = [b](size_t j) HWY_ATTR {
+      const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
+      return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
+    };
+    FinishBlock<F, kOpt>(bs, len, sum, sum1, sio, scale_out, codes_out, blk.first, o);
+    return;
+  }
+  len = len < kTile / 2 ? len : kTile / 2;  // (tells the compiler the tile bound)
+  FinishBlock<F, kOpt>(
+      bs, len, [tile](size_t i) HWY_ATTR { return hn::Load(DF(), tile + i); },
+      [tile](size_t j) { return tile[j]; }, sio, scale_out, codes_out, blk.first, o);
+}
+
+// A whole block of kB <= 8 vectors with its sums kept in registers (no tile, no pipelining in
+// the code: the out-of-order core overlaps one block's reduction and divisions with the next
+// block's loads). Plain nearest-even path only.
+template <class F, DType T, size_t kB>
+HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, internal::ScaleIo sio, uint8_t* scale_out,
+                                    uint8_t* codes_out) {
+  constexpr size_t N = hn::MaxLanes(DF());
+  constexpr size_t K = kB / N;
+  if (!(blk.sb & 0x80000000u)) {
+    const VF vs = hn::Set(DF(), FloatOf(blk.sb));
+    VF x[K];
+    VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
+    for (size_t k = 0; k < K; k += 2) {
+      x[k] = hn::Add(LoadF<T>(blk.lp, k * N), F::Decode(F::Load(blk.codes, blk.first + k * N), vs));
+      x[k + 1] = hn::Add(LoadF<T>(blk.lp, (k + 1) * N),
+                         F::Decode(F::Load(blk.codes, blk.first + (k + 1) * N), vs));
+      m0 = hn::Max(m0, AbsBits(x[k]));
+      m1 = hn::Max(m1, AbsBits(x[k + 1]));
+    }
+    const BlockScale bs = ScaleOf<F>(MaxLane(hn::Max(m0, m1)), sio);
+    if (bs.m < kInfBits) {
+      FinishBlock<F, false>(
+          bs, kB, [&x](size_t i) HWY_ATTR { return x[i / N]; },
+          [&x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, sio, scale_out,
+          codes_out, blk.first, nullptr);
+      return;
+    }
+  }
+  const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
+  internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
+                           scale_out, codes_out, nullptr);
+}
+
+template <class F, DType T, size_t kB, bool kOpt>
+void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, internal::ScaleIo sio,
+                             const void* local, uint8_t* wire_out, const Opt* o) {
+  const size_t nb = (n + B - 1) / B;
+  const size_t sbytes = sio.bytes;
+  const uint8_t* codes_in = wire_in + sbytes * nb;
+  uint8_t* codes_out = wire_out + sbytes * nb;
+  HWY_ALIGN float tile[kTile];  // two halves: block b uses half b % 2
+  auto block = [&](size_t b) {
+    return DaeBlock{codes_in, b * B, Advance(T, local, b * B),
+                    internal::LoadScaleBits(wire_in + sbytes * b, sio)};
+  };
+  const size_t full = n / B;
+  const size_t L = kB != 0 ? kB : B;
+  constexpr bool kInRegisters = !kOpt && kB != 0 && kB % (2 * hn::MaxLanes(DF())) == 0 &&
+                                kB <= 8 * hn::MaxLanes(DF());
+  if constexpr (kInRegisters) {
+    for (size_t b = 0; b < full; ++b)
+      DaeBlockInRegisters<F, T, kB>(block(b), sio, wire_out + sbytes * b, codes_out);
+  } else if (full > 0) {
+    DaeBlock cur_blk = block(0);
+    BlockScale cur = DaeStage1<F, T>(cur_blk, L, sio, tile);
+    for (size_t b = 0; b < full; ++b) {
+      DaeBlock next_blk{};
+      BlockScale next{};
+      if (b + 1 < full) {
+        next_blk = block(b + 1);
+        next = DaeStage1<F, T>(next_blk, L, sio, tile + ((b + 1) & 1) * (kTile / 2));
+      }
+      DaeStage2<F, T, kOpt>(cur, cur_blk, L, tile + (b & 1) * (kTile / 2), sio,
+                            wire_out + sbytes * b, codes_out, o);
+      cur = next;
+      cur_blk = next_blk;
+    }
+  }
+  if (full < nb) {
+    const size_t len = n - full * B;
+    const DaeBlock blk = block(full);
+    DaeStage2<F, T, kOpt>(DaeStage1<F, T>(blk, len, sio, tile), blk, len, tile, sio,
+                          wire_out + sbytes * full, codes_out, o);
+  }
+}
+
+}  // namespace
+
+// ---- Dispatch helpers for the format units --------------------------------------------------
+
+// KERNEL<F, T, kB, kOpt>(args...) for the runtime dtype; kB = 64/128 (constant trip counts) for
+// the plain f32/bf16 path of formats with F::kFixedBlocks, else 0.
+#define EQUARX_BLOCK_KERNEL(KERNEL, F, t, block, opt, ...)                                  \
+  do {                                                                                      \
+    if (opt) {                                                                              \
+      switch (t) {                                                                          \
+        case DType::kFloat32: return KERNEL<F, DType::kFloat32, 0, true>(__VA_ARGS__);      \
+        case DType::kBFloat16: return KERNEL<F, DType::kBFloat16, 0, true>(__VA_ARGS__);    \
+        case DType::kFloat16: return KERNEL<F, DType::kFloat16, 0, true>(__VA_ARGS__);      \
+      }                                                                                     \
+    }                                                                                       \
+    switch (t) {                                                                            \
+      case DType::kFloat32:                                                                 \
+        if (F::kFixedBlocks && block == 64) return KERNEL<F, DType::kFloat32, 64, false>(__VA_ARGS__);   \
+        if (F::kFixedBlocks && block == 128) return KERNEL<F, DType::kFloat32, 128, false>(__VA_ARGS__); \
+        return KERNEL<F, DType::kFloat32, 0, false>(__VA_ARGS__);                           \
+      case DType::kBFloat16:                                                                \
+        if (F::kFixedBlocks && block == 64) return KERNEL<F, DType::kBFloat16, 64, false>(__VA_ARGS__);  \
+        if (F::kFixedBlocks && block == 128) return KERNEL<F, DType::kBFloat16, 128, false>(__VA_ARGS__); \
+        return KERNEL<F, DType::kBFloat16, 0, false>(__VA_ARGS__);                          \
+      case DType::kFloat16: return KERNEL<F, DType::kFloat16, 0, false>(__VA_ARGS__);       \
+    }                                                                                       \
+  } while (0)
+
+#define EQUARX_DECACC_KERNEL(F, t, block, ...)                                              \
+  do {                                                                                      \
+    switch (t) {                                                                            \
+      case DType::kFloat32:                                                                 \
+        if (F::kFixedBlocks && block == 64) return DecodeAccumulateT<F, DType::kFloat32, 64>(__VA_ARGS__);   \
+        if (F::kFixedBlocks && block == 128) return DecodeAccumulateT<F, DType::kFloat32, 128>(__VA_ARGS__); \
+        return DecodeAccumulateT<F, DType::kFloat32, 0>(__VA_ARGS__);                       \
+      case DType::kBFloat16:                                                                \
+        if (F::kFixedBlocks && block == 128) return DecodeAccumulateT<F, DType::kBFloat16, 128>(__VA_ARGS__); \
+        return DecodeAccumulateT<F, DType::kBFloat16, 0>(__VA_ARGS__);                      \
+      case DType::kFloat16: return DecodeAccumulateT<F, DType::kFloat16, 0>(__VA_ARGS__);   \
+    }                                                                                       \
+  } while (0)
+
+namespace {
+
+// The four kernels of a block format F, with the runtime choices every format shares: the
+// optional path (stochastic rounding, telemetry) and the fixed block sizes. A format unit
+// only defines its traits struct and exposes these through EQUARX_BLOCK_FORMAT_IMPLS.
+template <class F>
+struct FormatKernels {
+  static void Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+                     EncodeStats* stats) {
+    const Opt o{internal::RoundingOf(spec), stats};
+    const bool opt = o.rnd.stochastic || stats != nullptr;
+    const size_t B = spec.block;
+    EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
+                        opt ? &o : nullptr);
+  }
+  static void Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
+    DecodeT<F>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
+  }
+  static void DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                               const void* local, float* out) {
+    const size_t B = spec.block;
+    EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
+  }
+  static void DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
+                                     DType t, const void* local, uint8_t* wire_out,
+                                     EncodeStats* stats) {
+    const Opt o{internal::RoundingOf(spec), stats};
+    const bool opt = o.rnd.stochastic || stats != nullptr;
+    const size_t B = spec.block;
+    EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
+                        internal::ScaleIoOf(spec), local, wire_out, opt ? &o : nullptr);
+  }
+};
+
+}  // namespace
+
+}  // namespace HWY_NAMESPACE
+}  // namespace equarx::codec
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard
+
+// ---- What each format unit writes once (outside the per-target guard) -----------------------
+#ifndef EQUARX_CODEC_BLOCK_FORMAT_MACROS_
+#define EQUARX_CODEC_BLOCK_FORMAT_MACROS_
+
+// Inside HWY_NAMESPACE: NAME##EncodeImpl etc., each running FormatKernels<FMT(spec)>, where
+// FMT(spec) is a traits type, or a ternary choosing between the kernels of two (fp8).
+#define EQUARX_BLOCK_FORMAT_IMPLS(NAME, KERNELS)                                                  \
+  void NAME##EncodeImpl(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire, \
+                        EncodeStats* stats) {                                                     \
+    KERNELS(spec, Encode)(spec, t, src, n, wire, stats);                                          \
+  }                                                                                               \
+  void NAME##DecodeImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) { \
+    KERNELS(spec, Decode)(spec, wire, n, t, dst);                                                 \
+  }                                                                                               \
+  void NAME##DecodeAccumulateImpl(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,  \
+                                  const void* local, float* out) {                                \
+    KERNELS(spec, DecodeAccumulate)(spec, wire, n, t, local, out);                                \
+  }                                                                                               \
+  void NAME##DecodeAccumulateEncodeImpl(const WireSpec& spec, const uint8_t* wire_in, size_t n,  \
+                                        DType t, const void* local, uint8_t* wire_out,            \
+                                        EncodeStats* stats) {                                     \
+    KERNELS(spec, DecodeAccumulateEncode)(spec, wire_in, n, t, local, wire_out, stats);           \
+  }
+
+// In the HWY_ONCE part: the dispatch tables and internal::NAME##Encode etc. for dispatch.cc.
+// Where USE_REFERENCE(spec) is true the scalar reference runs instead (int4's odd blocks).
+#define EQUARX_BLOCK_FORMAT_EXPORTS(NAME, USE_REFERENCE)                                          \
+  HWY_EXPORT(NAME##EncodeImpl);                                                                   \
+  HWY_EXPORT(NAME##DecodeImpl);                                                                   \
+  HWY_EXPORT(NAME##DecodeAccumulateImpl);                                                         \
+  HWY_EXPORT(NAME##DecodeAccumulateEncodeImpl);                                                   \
+  namespace internal {                                                                            \
+  void NAME##Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,     \
+                    EncodeStats* stats) {                                                         \
+    if (USE_REFERENCE(spec)) return ref::Encode(spec, t, src, n, wire, stats);                   \
+    HWY_DYNAMIC_DISPATCH(NAME##EncodeImpl)(spec, t, src, n, wire, stats);                         \
+  }                                                                                               \
+  void NAME##Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {   \
+    if (USE_REFERENCE(spec)) return ref::Decode(spec, wire, n, t, dst);                          \
+    HWY_DYNAMIC_DISPATCH(NAME##DecodeImpl)(spec, wire, n, t, dst);                                \
+  }                                                                                               \
+  void NAME##DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,      \
+                              const void* local, float* out) {                                    \
+    if (USE_REFERENCE(spec)) return ref::DecodeAccumulate(spec, wire, n, t, local, out);         \
+    HWY_DYNAMIC_DISPATCH(NAME##DecodeAccumulateImpl)(spec, wire, n, t, local, out);               \
+  }                                                                                               \
+  void NAME##DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,      \
+                                    DType t, const void* local, uint8_t* wire_out,                \
+                                    EncodeStats* stats) {                                         \
+    if (USE_REFERENCE(spec))                                                                      \
+      return ref::DecodeAccumulateEncode(spec, wire_in, n, t, local, wire_out, stats);           \
+    HWY_DYNAMIC_DISPATCH(NAME##DecodeAccumulateEncodeImpl)(spec, wire_in, n, t, local, wire_out, \
+                                                           stats);                                \
+  }                                                                                               \
+  }  // namespace internal
+
+#endif  // EQUARX_CODEC_BLOCK_FORMAT_MACROS_
