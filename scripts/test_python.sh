@@ -14,15 +14,17 @@
 #   scripts/test_python.sh [PYTEST_ARGS...]
 # Environment: EQUARX_VENV (default .venv), EQUARX_PY_JOBS (build parallelism, default 2),
 # EQUARX_TORCH=0 skips the PyTorch tests, EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
-# skip when build/release tools are absent (set by default when CI=true).
+# skip when build/release tools are absent. With CI=true every missing dependency (a module,
+# the XLA FFI handler, MPI, a tool, torch) fails instead of skipping (tests/python/_deps.py).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="${EQUARX_VENV:-$ROOT/.venv}"
 TORCH="${EQUARX_TORCH:-1}"
 
-# Debian packages: venv support, and PyTorch for the torch tests.
-APT=(python3-venv)
+# Debian packages: venv support, Python's headers (`pip install .` compiles the extension),
+# and PyTorch for the torch tests.
+APT=(python3-venv python3-dev)
 [ "$TORCH" = 1 ] && APT+=(python3-torch)
 bash scripts/apt_install.sh "${APT[@]}" || [ $? -eq 3 ]  # 3: no apt-get, use what is there
 PY=/usr/bin/python3
@@ -30,8 +32,10 @@ PY=/usr/bin/python3
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 VPY="$VENV/bin/python"
 
-# Requirements, installed once (the stamp records the list; change it to reinstall).
-REQS="pytest numpy ml_dtypes nanobind>=2.0 scikit-build-core>=0.10 jax mpi4py"
+# Requirements, pinned so that CI is reproducible, inside pyproject.toml's bounds (which
+# tests/python/test_versions.py checks against what is installed); installed once (the stamp
+# records the list; change it to reinstall).
+REQS="pytest==9.2.0 numpy==2.4.6 ml_dtypes==0.7.0 nanobind==3.1.0 scikit-build-core==1.1.2 jax==0.10.2 jaxlib==0.10.2 mpi4py==4.1.2"
 STAMP="$VENV/.equarx-test-reqs"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$REQS" ]; then
   # shellcheck disable=SC2086
@@ -63,7 +67,7 @@ fi
 TVENV="$ROOT/.venv-torch"
 [ -x "$TVENV/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$TVENV"
 TPY="$TVENV/bin/python"
-TREQS="pytest ml_dtypes matplotlib"
+TREQS="pytest==9.2.0 ml_dtypes==0.5.4 matplotlib==3.10.9"
 TSTAMP="$TVENV/.equarx-test-reqs"
 if [ ! -f "$TSTAMP" ] || [ "$(cat "$TSTAMP")" != "$TREQS" ]; then
   "$TPY" -c "import numpy; print('numpy==' + numpy.__version__)" > "$TVENV/constraints.txt"

@@ -118,7 +118,9 @@ int64_t GgufValue::AsInt() const {
   switch (kind) {
     case kInt: return i;
     case kUint: return static_cast<int64_t>(u);
-    case kFloat: return static_cast<int64_t>(f);
+    // Truncated toward zero; NaN and values outside int64 (from a hostile file) read as 0
+    // rather than an undefined conversion.
+    case kFloat: return f > -9.2e18 && f < 9.2e18 ? static_cast<int64_t>(f) : 0;
     case kBool: return b;
     default: return 0;
   }
@@ -146,10 +148,19 @@ bool GgufFile::Open(const std::string& path, std::string* error) {
   map_ = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (map_ == MAP_FAILED) { map_ = nullptr; *error = "mmap failed: " + path; return false; }
-  Cursor c{static_cast<const uint8_t*>(map_), size_};
+  return Parse(static_cast<const uint8_t*>(map_), size_, path, error);
+}
+
+bool GgufFile::OpenBytes(const uint8_t* data, size_t size, std::string* error) {
+  if (size < 24) { *error = "memory: too small"; return false; }
+  return Parse(data, size, "memory", error);
+}
+
+bool GgufFile::Parse(const uint8_t* base, size_t size, const std::string& name, std::string* error) {
+  Cursor c{base, size};
   char magic[4] = {};
   c.Take(magic, 4);
-  if (std::memcmp(magic, "GGUF", 4) != 0) { *error = path + ": not a GGUF file"; return false; }
+  if (std::memcmp(magic, "GGUF", 4) != 0) { *error = name + ": not a GGUF file"; return false; }
   version_ = c.Get<uint32_t>();
   if (version_ < 2 || version_ > 3) { *error = "unsupported GGUF version " + std::to_string(version_); return false; }
   uint64_t n_tensors = c.Get<uint64_t>();
@@ -161,7 +172,7 @@ bool GgufFile::Open(const std::string& path, std::string* error) {
     if (!ReadValue(c, type, &v, 0)) { *error = "bad metadata value for " + key; return false; }
     kv_[key] = std::move(v);
   }
-  if (n_tensors > size_ / 8) { *error = "implausible tensor count"; return false; }
+  if (n_tensors > size / 8) { *error = "implausible tensor count"; return false; }
   tensors_.resize(n_tensors);
   for (auto& t : tensors_) {
     t.name = c.Str();
@@ -172,7 +183,7 @@ bool GgufFile::Open(const std::string& path, std::string* error) {
     t.type = c.Get<uint32_t>();
     t.offset = c.Get<uint64_t>();
   }
-  if (!c.ok) { *error = path + ": truncated header"; return false; }
+  if (!c.ok) { *error = name + ": truncated header"; return false; }
   uint64_t align = static_cast<uint64_t>(GetInt("general.alignment", 32));
   if (align == 0) align = 32;
   size_t data_start = (c.pos + align - 1) / align * align;
@@ -185,11 +196,11 @@ bool GgufFile::Open(const std::string& path, std::string* error) {
     }
     if (t.dims.empty() || t.dims[0] % be != 0) { *error = "tensor " + t.name + ": bad row size"; return false; }
     t.bytes = t.elements() / be * bb;
-    if (data_start + t.offset > size_ || t.bytes > size_ - data_start - t.offset) {
+    if (data_start + t.offset > size || t.bytes > size - data_start - t.offset) {
       *error = "tensor " + t.name + ": data outside the file";
       return false;
     }
-    t.data = static_cast<const uint8_t*>(map_) + data_start + t.offset;
+    t.data = base + data_start + t.offset;
     index_[t.name] = k;
   }
   return true;
@@ -253,6 +264,15 @@ void GgufWriter::AddTensor(const std::string& name, std::vector<uint64_t> dims, 
 }
 
 bool GgufWriter::Write(const std::string& path, std::string* error) const {
+  std::vector<uint8_t> out;
+  Serialize(&out);
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
+  if (!f) { *error = "cannot write " + path; return false; }
+  return true;
+}
+
+void GgufWriter::Serialize(std::vector<uint8_t>* image) const {
   constexpr uint64_t kAlign = 32;
   std::vector<uint8_t> out;
   PutBytes(out, "GGUF", 4);
@@ -274,10 +294,7 @@ bool GgufWriter::Write(const std::string& path, std::string* error) const {
     PutBytes(out, t.raw.data(), t.raw.size());
     out.resize((out.size() + kAlign - 1) / kAlign * kAlign, 0);
   }
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
-  if (!f) { *error = "cannot write " + path; return false; }
-  return true;
+  *image = std::move(out);
 }
 
 }  // namespace gemma3

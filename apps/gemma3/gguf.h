@@ -57,6 +57,9 @@ class GgufFile {
 
   /// Maps and parses `path`; returns false with a message in *error on any failure.
   bool Open(const std::string& path, std::string* error);
+  /// Parses an image in memory, which the caller keeps alive as long as this object (tensor
+  /// data points into it). For tests and the fuzz harness (fuzz/gguf_fuzz.cc).
+  bool OpenBytes(const uint8_t* data, size_t size, std::string* error);
 
   const GgufValue* Find(const std::string& key) const;
   int64_t GetInt(const std::string& key, int64_t fallback) const;
@@ -67,6 +70,7 @@ class GgufFile {
   uint32_t version() const { return version_; }
 
  private:
+  bool Parse(const uint8_t* base, size_t size, const std::string& name, std::string* error);
   void* map_ = nullptr;
   size_t size_ = 0;
   uint32_t version_ = 0;
@@ -89,6 +93,8 @@ class GgufWriter {
   void AddTensor(const std::string& name, std::vector<uint64_t> dims, uint32_t type,
                  std::vector<uint8_t> raw);
   bool Write(const std::string& path, std::string* error) const;
+  /// The file's bytes, as Write would write them.
+  void Serialize(std::vector<uint8_t>* image) const;
 
  private:
   struct Tensor { std::string name; std::vector<uint64_t> dims; uint32_t type; std::vector<uint8_t> raw; };

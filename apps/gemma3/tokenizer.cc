@@ -57,8 +57,27 @@ bool Tokenizer::Load(const GgufFile& file, std::string* error) {
   }
   std::sort(user_defined_.begin(), user_defined_.end(),
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  bos_ = static_cast<int32_t>(file.GetInt("tokenizer.ggml.bos_token_id", -1));
-  unk_ = static_cast<int32_t>(file.GetInt("tokenizer.ggml.unknown_token_id", -1));
+  // Ids named by the file must index the vocabulary (the model's embedding lookup and the
+  // evaluation's targets trust Encode's output), and every byte must be encodable: by its
+  // <0xXX> piece or else by the unknown token.
+  const int64_t bos = file.GetInt("tokenizer.ggml.bos_token_id", -1);
+  const int64_t unk = file.GetInt("tokenizer.ggml.unknown_token_id", -1);
+  for (const auto& [name, id] : {std::pair{"bos", bos}, std::pair{"unknown", unk}})
+    if (id < -1 || id >= static_cast<int64_t>(n)) {
+      *error = std::string("tokenizer ") + name + " token id " + std::to_string(id) +
+               " is outside the vocabulary of " + std::to_string(n) + " pieces";
+      return false;
+    }
+  bos_ = static_cast<int32_t>(bos);
+  unk_ = static_cast<int32_t>(unk);
+  if (unk_ < 0)
+    for (int b = 0; b < 256; ++b)
+      if (byte_token_[b] < 0) {
+        *error = "tokenizer has no <0x" + std::string(1, "0123456789ABCDEF"[b >> 4]) +
+                 "0123456789ABCDEF"[b & 15] + "> piece and no unknown token: byte " +
+                 std::to_string(b) + " cannot be encoded";
+        return false;
+      }
   const GgufValue* ab = file.Find("tokenizer.ggml.add_bos_token");
   add_bos_ = ab ? ab->AsInt() != 0 : true;
   const GgufValue* asp = file.Find("tokenizer.ggml.add_space_prefix");

@@ -4,8 +4,8 @@
 # Builds H "hosts" as network namespaces (PREFIX-h0 .. PREFIX-h{H-1}), each with one veth
 # (eqx0) whose peer sits on a Linux bridge in a "switch" namespace (PREFIX-sw); addresses
 # SUBNET.1 .. SUBNET.H /24 exist only inside those namespaces. Every host's egress veth is
-# shaped with tbf (a ~2 ms burst, a 5 ms queue, TSO/GSO off, MTU 9000: NETEM.md explains the
-# first ones, docs/benchmarks.md measures why 5 ms and jumbo frames here). One rank
+# shaped with tbf (a ~2 ms burst, a 5 ms queue, TSO/GSO off, MTU 9000: TSO/GSO off keeps the
+# shaping stable; docs/benchmarks.md measures why 5 ms and jumbo frames here). One rank
 # runs per namespace: mpirun itself runs inside the first host namespace and reaches the others
 # through an rsh-agent script (ip netns exec HOST unshare --uts ...), the TCP BTL/OOB limited
 # to the subnet. Everything it made is removed on exit — normal, failure or Ctrl-C.
@@ -63,7 +63,7 @@ usage: bench/netem/run.sh [options]
   --check 0|1         error check against the f64 sum (default 1)
   --out DIR           results directory (default out/netem/YYYYmmdd-HHMMSS)
   --prefix NAME       namespace name prefix, [a-z][a-z0-9-]{0,19} (default eqx-PID)
-  --tbf-latency T     tbf queue limit as a delay (default 5ms; NETEM.md used 1ms, see docs/benchmarks.md)
+  --tbf-latency T     tbf queue limit as a delay (default 5ms; the usual recipe uses 1ms, see docs/benchmarks.md)
   --mtu N             MTU of every veth and the bridge (default 9000, jumbo frames: see docs/benchmarks.md)
   --subnet A.B.C      private /24 used inside the namespaces only (default 10.77.0)
   --build DIR         equarx build directory (default build/release)

@@ -23,10 +23,19 @@ typedef enum {
   equarxRemoteError = 4,
   equarxInternalError = 5,
   equarxUnsupported = 6,
-  equarxIoError = 7
+  equarxIoError = 7,
+  /* Not a result: makes the enum as wide as int, so that any int a caller passes (e.g. to
+   * equarxGetErrorString) is a valid value of the type (C++ would otherwise treat an
+   * out-of-range value as undefined; UBSan reports it). */
+  equarxResult_ForceInt = 0x7FFFFFFF
 } equarxResult_t;
 
-typedef enum { equarxFloat32 = 0, equarxBFloat16 = 1, equarxFloat16 = 2 } equarxDataType_t;
+typedef enum {
+  equarxFloat32 = 0,
+  equarxBFloat16 = 1,
+  equarxFloat16 = 2,
+  equarxDataType_ForceInt = 0x7FFFFFFF /* not a type: any int is a valid value (see above) */
+} equarxDataType_t;
 
 typedef enum {
   equarxAlgoRing = 0,

@@ -158,20 +158,33 @@ HWY_INLINE void StoreAs(VF v, void* p, size_t i) {
   }
 }
 
-// Scalar versions (the reference conversions) for the tails.
+// Scalar versions (the reference conversions) for the tails. Wire buffers need no alignment
+// (codec.h), so elements are copied with memcpy, never read through a typed pointer (a
+// misaligned float or uint16_t load is undefined behaviour; UBSan found one on a raw wire).
+template <typename T>
+T LoadAt(const void* p, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const uint8_t*>(p) + i * sizeof(T), sizeof(T));
+  return v;
+}
+template <typename T>
+void StoreAt(T v, void* p, size_t i) {
+  std::memcpy(static_cast<uint8_t*>(p) + i * sizeof(T), &v, sizeof(T));
+}
+
 template <Kind K>
 float LoadOne(const void* p, size_t i) {
-  if constexpr (K == Kind::kF32) return static_cast<const float*>(p)[i];
-  if constexpr (K == Kind::kBF16) return ref::BF16ToF32(static_cast<const uint16_t*>(p)[i]);
-  if constexpr (K == Kind::kF16) return ref::F16ToF32(static_cast<const uint16_t*>(p)[i]);
+  if constexpr (K == Kind::kF32) return LoadAt<float>(p, i);
+  if constexpr (K == Kind::kBF16) return ref::BF16ToF32(LoadAt<uint16_t>(p, i));
+  if constexpr (K == Kind::kF16) return ref::F16ToF32(LoadAt<uint16_t>(p, i));
   return ref::E5M2ToF32(static_cast<const uint8_t*>(p)[i]);
 }
 
 template <Kind K>
 void StoreOne(float x, void* p, size_t i) {
-  if constexpr (K == Kind::kF32) static_cast<float*>(p)[i] = x;
-  if constexpr (K == Kind::kBF16) static_cast<uint16_t*>(p)[i] = ref::F32ToBF16(x);
-  if constexpr (K == Kind::kF16) static_cast<uint16_t*>(p)[i] = ref::F32ToF16(x);
+  if constexpr (K == Kind::kF32) StoreAt<float>(x, p, i);
+  if constexpr (K == Kind::kBF16) StoreAt<uint16_t>(ref::F32ToBF16(x), p, i);
+  if constexpr (K == Kind::kF16) StoreAt<uint16_t>(ref::F32ToF16(x), p, i);
   if constexpr (K == Kind::kE5M2) static_cast<uint8_t*>(p)[i] = ref::F32ToE5M2(x);
 }
 

@@ -202,6 +202,7 @@ const char* equarxGetErrorString(equarxResult_t result) {
     case equarxInternalError: return "internal";
     case equarxUnsupported: return "unsupported";
     case equarxIoError: return "io_error";
+    case equarxResult_ForceInt: break;  // not a result
   }
   return "unknown";
 }

@@ -72,7 +72,7 @@ void ExpectSameStats(const EncodeStats& a, const EncodeStats& b, const char* wha
 class KernelMatrix : public PerTargetTest {};
 
 TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
-  std::mt19937 rng(uint32_t(GetParam() * 7 + 3));
+  std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 7 + 3));
   for (const Kind& k : kKinds)
     for (uint8_t scale : {kScaleF32, kScaleBF16})
       for (uint32_t B : kBlocks) {

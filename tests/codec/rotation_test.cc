@@ -167,7 +167,7 @@ TEST(RotationReference, SafeToRotate) {
 class RotationPerTarget : public PerTargetTest {};
 
 TEST_P(RotationPerTarget, BitwiseEqualToReference) {
-  std::mt19937 rng(uint32_t(GetParam() * 13 + 5));
+  std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 13 + 5));
   for (DType t : kDTypes)
     for (uint32_t B : kBlocks)
       for (size_t n : {size_t(1), size_t(B - 1), size_t(B), size_t(B + 1), size_t(3 * B + 5),

@@ -68,7 +68,7 @@ std::string Where(int64_t target, size_t B, size_t n, DType t) {
 class PerTarget : public PerTargetTest {};
 
 TEST_P(PerTarget, Int8KernelsMatchReference) {
-  std::mt19937 rng(uint32_t(GetParam() * 31 + 1));
+  std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 31 + 1));
   std::uniform_int_distribution<size_t> bpick(0, std::size(kBlocks) - 1);
   for (int round = 0; round < 3; ++round) {
     const uint32_t B = round == 0 ? 64 : kBlocks[bpick(rng)];
@@ -149,7 +149,7 @@ TEST_P(PerTarget, Int8DecodeOfArbitraryWireMatchesReference) {
 // Every block format (int4, e4m3, e5m2; int8 and int4 also with stochastic rounding) and the
 // telemetry of the encoding kernels, against the reference on every target.
 TEST_P(PerTarget, BlockFormatsMatchReference) {
-  std::mt19937 rng(uint32_t(GetParam() * 13 + 5));
+  std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 13 + 5));
   std::uniform_int_distribution<size_t> bpick(0, std::size(kBlocks) - 1);
   struct Case {
     Format f;
@@ -252,7 +252,7 @@ TEST_P(PerTarget, BlockFormatsDecodeArbitraryWire) {
 }
 
 TEST_P(PerTarget, RawKernelsMatchReference) {
-  std::mt19937 rng(uint32_t(GetParam() * 7 + 3));
+  std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 7 + 3));
   for (Format f : {Format::kRawF32, Format::kRawBF16, Format::kRawF16, Format::kRawE5M2}) {
     const WireSpec spec{f, 0};
     for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(8), size_t(17), size_t(1009),

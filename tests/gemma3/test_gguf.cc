@@ -196,5 +196,54 @@ TEST(Tokenizer, SyntheticVocabulary) {
   std::remove(path.c_str());
 }
 
+
+// Found by fuzz/tokenizer_fuzz.cc and fuzz/gguf_fuzz.cc (inputs in fuzz/regressions/): a
+// vocabulary whose bos or unknown id lies outside it, or that can encode some byte neither by
+// a <0xXX> piece nor by an unknown token, made Encode return ids outside the vocabulary (-1,
+// or the bad id). Load now refuses such a file with a message naming the problem.
+bool LoadVocabulary(const std::vector<std::string>& pieces, const std::vector<int32_t>& types,
+                    int bos, int unk, Tokenizer* tok, std::string* err) {
+  GgufWriter w;
+  w.SetStringArray("tokenizer.ggml.tokens", pieces);
+  w.SetI32Array("tokenizer.ggml.token_type", types);
+  if (bos != -2) w.SetU32("tokenizer.ggml.bos_token_id", uint32_t(bos));
+  if (unk != -2) w.SetU32("tokenizer.ggml.unknown_token_id", uint32_t(unk));
+  std::vector<uint8_t> image;
+  w.Serialize(&image);
+  GgufFile f;
+  if (!f.OpenBytes(image.data(), image.size(), err)) return false;
+  return tok->Load(f, err);
+}
+
+TEST(Tokenizer, RejectsIdsOutsideTheVocabularyAndUnencodableBytes) {
+  const std::vector<std::string> pieces = {"<unk>", "<bos>", "a", "<0x41>"};
+  const std::vector<int32_t> types = {2, 3, 1, 6};
+  Tokenizer tok;
+  std::string err;
+  EXPECT_FALSE(LoadVocabulary(pieces, types, 4, 0, &tok, &err));
+  EXPECT_NE(err.find("bos token id 4 is outside the vocabulary of 4 pieces"), std::string::npos) << err;
+  EXPECT_FALSE(LoadVocabulary(pieces, types, 1, 7, &tok, &err));
+  EXPECT_NE(err.find("unknown token id 7 is outside"), std::string::npos) << err;
+  EXPECT_FALSE(LoadVocabulary(pieces, types, 1, -2, &tok, &err));
+  EXPECT_NE(err.find("no <0x00> piece and no unknown token"), std::string::npos) << err;
+  // With an unknown token every byte is encodable, and every id is in range.
+  ASSERT_TRUE(LoadVocabulary(pieces, types, 1, 0, &tok, &err)) << err;
+  for (int32_t id : tok.Encode("aA\xff\xC3\xA9 z"))
+    EXPECT_TRUE(id >= 0 && size_t(id) < tok.vocab_size()) << id;
+}
+
+// Seen while writing fuzz/gguf_fuzz.cc: a float metadata value read as an integer was converted
+// without a range check (undefined behaviour for NaN or |f| >= 2^63).
+TEST(Gguf, FloatMetadataOutsideInt64ReadsAsZero) {
+  GgufValue v;
+  v.kind = GgufValue::kFloat;
+  for (double f : {1e300, -1e300, std::nan("")}) {
+    v.f = f;
+    EXPECT_EQ(v.AsInt(), 0) << f;
+  }
+  v.f = -3.7;
+  EXPECT_EQ(v.AsInt(), -3);
+}
+
 }  // namespace
 }  // namespace gemma3

@@ -67,9 +67,15 @@ class RealModel : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = ModelPath();
-    if (!std::ifstream(path_).good())
+    if (!std::ifstream(path_).good()) {
+      // Under CI (CI=true) a missing model is a failure: scripts/test.sh fetches it.
+      const char* ci = std::getenv("CI");
+      if (ci && std::string(ci) == "true")
+        FAIL() << "Gemma 3 model not found at " << path_ << " under CI=true (scripts/test.sh runs "
+               << "scripts/fetch_model.sh first)";
       GTEST_SKIP() << "Gemma 3 model not found at " << path_
                    << " (run scripts/fetch_model.sh or set EQUARX_GEMMA3_MODEL)";
+    }
     std::string err;
     ASSERT_TRUE(file_.Open(path_, &err)) << err;
     ASSERT_TRUE(config_.Read(file_, &err)) << err;

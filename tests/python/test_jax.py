@@ -12,7 +12,9 @@ import sys
 
 import pytest
 
-jax = pytest.importorskip("jax")
+import _deps
+
+jax = _deps.import_or_missing("jax")
 import equarx  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -27,7 +29,7 @@ def run_check(devices, *args):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-pytestmark = pytest.mark.skipif(not equarx.has_xla_ffi, reason="built without the XLA FFI handler")
+_deps.require(equarx.has_xla_ffi, "equarx was built without the XLA FFI handler (jaxlib headers not found)")
 
 
 @pytest.mark.parametrize("devices", [2, 4, 8])

@@ -9,19 +9,18 @@ import sys
 
 import pytest
 
+import _deps
 import equarx
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-pytestmark = [
-    pytest.mark.skipif(not equarx.has_mpi, reason="equarx built without MPI"),
-    pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed"),
-]
+_deps.require(equarx.has_mpi, "equarx was built without MPI")
+_deps.require(shutil.which("mpirun") is not None, "mpirun is not installed")
+_deps.import_or_missing("mpi4py")
 
 
 @pytest.mark.parametrize("np_", [2, 3])
 def test_mpi4py_communicator(np_):
-    pytest.importorskip("mpi4py")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
     p = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(np_),

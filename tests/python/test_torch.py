@@ -9,7 +9,7 @@
   raise MismatchError on every rank, and the group stays usable.
 
 Runs where torch is importable (scripts/test_python.sh runs it in .venv-torch, Debian's CPU
-build of PyTorch); EQUARX_REQUIRE_TORCH=1 turns the skip into a failure.
+build of PyTorch); EQUARX_REQUIRE_TORCH=1 or CI=true turns the skip into a failure.
 """
 
 import os
@@ -21,13 +21,14 @@ import sys
 import numpy as np
 import pytest
 
+import _deps
 import equarx
 from equarx._arrays import BFLOAT16
 
 if os.environ.get("EQUARX_REQUIRE_TORCH") == "1":
     import torch  # noqa: F401 - must be importable here
 else:
-    torch = pytest.importorskip("torch")
+    torch = _deps.import_or_missing("torch")
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

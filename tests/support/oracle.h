@@ -8,6 +8,7 @@
 
 #include "equarx/options.h"
 #include "equarx/types.h"
+#include "error_bound.h"
 
 namespace equarx::testing {
 
@@ -45,31 +46,21 @@ std::vector<Buffer> MakeInputs(int ranks, size_t n, DType dtype, uint64_t seed,
 /// Exact sum over ranks in f64.
 std::vector<double> ExactSum(const std::vector<Buffer>& inputs);
 
-/// Largest error of one encode of the options' codec and rounding, as a fraction of the
-/// block's absmax.
-double EncodeErrorPerAbsmax(const AllReduceOptions& o);
-/// How much larger the error may be in a block that holds NaN/Inf (coded with a smaller
-/// range, docs/wire_format.md): Q / Q_flag.
-double FlaggedBlockFactor(Codec c);
-
-/// Whether a call with these options on `ranks` ranks runs rotated (finite inputs assumed):
-/// rotation hadamard, or default where the codec's default is hadamard and the algorithm
-/// quantizes.
-bool RotationApplies(const AllReduceOptions& o, int ranks);
+// The bound's building blocks (tools/common/error_bound.h, one implementation for the tests
+// and the tools).
+using tools::EncodeErrorPerAbsmax;
+using tools::FlaggedBlockFactor;
+using tools::RotationApplies;
 
 /// Per element, an upper bound of |result - exact| for this configuration on these inputs
-/// (see oracle.cc for the derivation). Inputs must be finite. With a rotation the bound of
-/// the unrotated schedule is taken on the rotated inputs and carried back through the
-/// inverse rotation. Algorithm hierarchical (o.ranks_per_host as resolved, 0 read as 1; its
-/// inner algorithm not auto): |exact - the sum of the host sums| (formed as the schedule
-/// forms them: f32 in local-rank order, rounded to the dtype) plus the inner algorithm's
-/// bound on the host sums.
+/// (tools::ErrorBound on the whole tensor, `auto` resolved as the library resolves it; the
+/// derivation is in tools/common/error_bound.cc). Inputs must be finite. Algorithm
+/// hierarchical (o.ranks_per_host as resolved, 0 read as 1; its inner algorithm not auto):
+/// |exact - the sum of the host sums| (formed as the schedule forms them: f32 in local-rank
+/// order, rounded to the dtype) plus the inner algorithm's bound on the host sums (the
+/// largest over the plans an inner `auto` may pick).
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
                                DType dtype);
-
-/// Algorithm hierarchical's host sums: ranks [h*R, (h+1)*R) summed in f32 in rank order, in
-/// the inputs' dtype.
-std::vector<Buffer> HostSums(const std::vector<Buffer>& inputs, int per_host);
 
 /// Mean squared error of `result` against `reference` rounded to the result's dtype.
 double MseAgainstRounded(const Buffer& result, const std::vector<double>& reference);

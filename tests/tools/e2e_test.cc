@@ -1,7 +1,8 @@
 // tests/tools — end-to-end runs of the built tools (paths come from compile definitions):
 // equarx-reduce on small .npy inputs (exactness of the unquantized ring on integer-valued
 // data, the bf16 and f16 paths, clear failures on bad input and usage errors, --help), and
-// equarx-accuracy --quick / equarx-demo as smoke tests that must exit 0.
+// equarx-accuracy --quick / equarx-demo as smoke tests that must exit 0, and equarx-perf's
+// #wrong (0 on every path when correct; rows run with -c 0 record null, not 0).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -333,6 +334,41 @@ TEST(AccuracyTool, UsageErrorsExit2) {
 }
 
 #ifdef EQUARX_DEMO_PATH
+// Every algorithm, rotated or not, several codecs and an odd block: #wrong (outside the error
+// bound) is 0 on every row, and a row that was not checked (-c 0) records null.
+TEST(PerfTool, WrongIsZeroOnEveryPathAndUncheckedRowsAreNull) {
+  const std::string json = (fs::temp_directory_path() / ("equarx_perf_" + std::to_string(::getpid()) + ".jsonl")).string();
+  const std::string common = std::string(EQUARX_PERF_PATH) + " -b 96K -e 96K -n 1 -w 0 --ranks 3 -d bf16 -D heavy -J '" + json + "'";
+  Proc p;
+  std::string line;
+  int rows = 0;
+  for (const char* configs : {" --algo ring,full,full_bidir,semi,two_shot,auto --rotation none,hadamard"
+                              " --codec int8,int4,fp8_e5m2 --block 64,100",
+                              " --algo naive_fp8 --rotation none"}) {
+    p = RunCommand(common + configs);
+    ASSERT_EQ(p.code, 0) << p.output;
+    std::ifstream f(json);
+    while (std::getline(f, line)) {
+      if (line.find("\"type\":\"header\"") != std::string::npos) continue;
+      ++rows;
+      EXPECT_NE(line.find("\"wrong\":0,"), std::string::npos) << line;
+      EXPECT_NE(line.find("\"ranks_identical\":true"), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(rows, 40) << p.output;
+  p = RunCommand(std::string(EQUARX_PERF_PATH) + " -b 64K -e 64K -n 1 -w 0 --ranks 2 -c 0 --algo ring,semi -J '" + json + "'");
+  ASSERT_EQ(p.code, 0) << p.output;
+  std::ifstream g(json);
+  rows = 0;
+  while (std::getline(g, line)) {
+    if (line.find("\"type\":\"header\"") != std::string::npos) continue;
+    ++rows;
+    EXPECT_NE(line.find("\"max_abs_err\":null,\"rel_rms_err\":null,\"wrong\":null"), std::string::npos) << line;
+  }
+  EXPECT_EQ(rows, 2);
+  fs::remove(json);
+}
+
 TEST(DemoTool, SmallRunPasses) {
   const Proc p = RunCommand(std::string(EQUARX_DEMO_PATH) + " --size 256K --iters 2");
   EXPECT_EQ(p.code, 0) << p.output;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "error_bound.h"
 #include "half.h"
 
 namespace equarx::tools {
@@ -69,7 +70,32 @@ Status Bf16Experiment::Run(const AllReduceOptions& options, RunResult* out, bool
   if (!with_stats) return Status::Ok();
   const uint16_t* got = results_[0].data();
   Measure([got](size_t i) { return BF16ToF32(got[i]); }, out);
+  out->outside_bound = CountOutsideBound(options);
   return Status::Ok();
+}
+
+size_t Bf16Experiment::CountOutsideBound(const AllReduceOptions& options) const {
+  const AllReduceOptions o = ResolveForBound(options, DType::kBFloat16, count_, ranks_);
+  const size_t chunk = (kChunk + o.block - 1) / o.block * o.block;  // whole blocks: the bound's grid
+  const size_t chunks = (count_ + chunk - 1) / chunk;
+  std::vector<size_t> wrong(chunks, 0);
+  ParallelChunks(count_, chunk, [&](size_t k, size_t b, size_t end) {
+    const size_t n = end - b;
+    std::vector<std::vector<float>> x(static_cast<size_t>(ranks_), std::vector<float>(n));
+    std::vector<const float*> xp;
+    std::vector<double> exact(n, 0.0);
+    std::vector<float> got(n);
+    for (int r = 0; r < ranks_; ++r) {
+      for (size_t i = 0; i < n; ++i) x[size_t(r)][i] = BF16ToF32(inputs_[size_t(r)][b + i]);
+      for (size_t i = 0; i < n; ++i) exact[i] += x[size_t(r)][i];
+      xp.push_back(x[size_t(r)].data());
+    }
+    for (size_t i = 0; i < n; ++i) got[i] = BF16ToF32(results_[0][b + i]);
+    wrong[k] = tools::CountOutsideBound(xp, n, b, o, DType::kBFloat16, exact.data(), got.data());
+  });
+  size_t total = 0;
+  for (size_t w : wrong) total += w;
+  return total;
 }
 
 void Bf16Experiment::Measure(const std::function<float(size_t)>& got, RunResult* out) const {

@@ -4,7 +4,8 @@
 // from one distribution (seeded, stream = rank), rounded to bf16 (RNE). The reference is
 // bf16(exact f64 sum of the bf16 inputs), rounded once, directly from f64. Each Run() does
 // one out-of-place bf16 AllReduce on all ranks, checks every rank's result is bitwise equal
-// to rank 0's and measures rank 0's result against the reference.
+// to rank 0's, measures rank 0's result against the reference and counts its elements outside
+// the configuration's error bound of the exact sum (#wrong).
 // Buffers are uint16_t (bf16): inputs ranks*count, results ranks*count, reference count f32.
 // Generation, the reference and the statistics run in parallel chunks with fixed merge
 // order, so every number is independent of the thread count.
@@ -29,7 +30,10 @@ namespace equarx::tools {
 size_t ParallelChunks(size_t n, size_t chunk, const std::function<void(size_t k, size_t begin, size_t end)>& fn);
 
 struct RunResult {
-  ErrorStats err;            ///< rank 0's result vs bf16(exact sum)
+  ErrorStats err;            ///< rank 0's result vs bf16(exact sum); err.wrong = not bit-equal
+  /// #wrong: elements of rank 0's result outside the configuration's error bound of the exact
+  /// sum (error_bound.h, the tests' bound); 0 for every correct call.
+  size_t outside_bound = 0;
   GroupCallResult call;      ///< time and wire bytes of the call
   int first_bad_rank = -1;   ///< a rank whose result differs bitwise from rank 0's, or -1
 };
@@ -61,6 +65,7 @@ class Bf16Experiment {
 
  private:
   Bf16Experiment() = default;
+  size_t CountOutsideBound(const AllReduceOptions& options) const;
   void Measure(const std::function<float(size_t)>& got, RunResult* out) const;
   int ranks_ = 0;
   size_t count_ = 0;

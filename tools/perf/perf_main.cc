@@ -7,9 +7,11 @@
 // algbw = logical bytes / time, busbw = algbw * 2(N-1)/N (logical, uncompressed bytes, so a
 // codec's gain shows as higher busbw), wire bytes rank 0 sent per call (descriptor check
 // included), and with -c 1 the max abs and relative RMS error against the f64 exact sum and
-// #wrong (elements not equal to the exact sum rounded to the dtype; 0 is expected only for
-// unquantized paths on integer-valued data, -D integer). `--algo mpi` times MPI_Allreduce
-// (f32 only) on the same buffers in the same run. Under mpirun each process is one rank.
+// #wrong: elements outside the configuration's documented error bound (tools/common/
+// error_bound.h, the bound the tests' oracle uses; rotation-aware, `auto` resolved per size),
+// so 0 means correct on every path. Rows not checked (-c 0, --overlap's partial modes) print
+// "-" and record null. `--algo mpi` times MPI_Allreduce (f32 only) on the same buffers in the
+// same run (checked against the f32 ring's bound). Under mpirun each process is one rank.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +22,7 @@
 
 #include "args.h"
 #include "codec/codec.h"
+#include "error_bound.h"
 #include "equarx/equarx.hpp"
 #include "job.h"
 #include "launch.h"
@@ -78,58 +81,71 @@ void Input(const Settings& s, tools::Distribution d, DType dt, int r, size_t off
 }
 
 struct Errors {
+  bool checked = false;  // false: the row was not checked (printed "-", recorded null)
   double max_abs = 0, rel_rms = 0;
-  uint64_t wrong = 0;
+  uint64_t wrong = 0;     // elements outside the configuration's error bound
   double se = 0, sr = 0;  // sums of squared errors and of squared exact values
 };
 
-// Elements [begin, end) of this rank's result against the exact f64 sum of every rank's
-// input, chunk by chunk.
-Errors Check(const Settings& s, tools::Distribution d, DType dt, int ranks, const uint8_t* result,
-             size_t begin, size_t end) {
+// Elements [begin, end) of this rank's result (begin a multiple of the block) against the
+// exact f64 sum of every rank's input and the error bound of `o` (resolved), chunk by chunk.
+Errors Check(const Settings& s, tools::Distribution d, DType dt, int ranks, const AllReduceOptions& o,
+             const uint8_t* result, size_t begin, size_t end) {
   Errors e;
-  const size_t chunk = 1 << 20;
+  e.checked = true;
+  const size_t chunk = (size_t(1) << 20) / o.block * o.block;  // whole blocks: the bound's grid
   std::vector<double> exact(chunk);
-  std::vector<float> x(chunk), got(chunk);
-  std::vector<uint8_t> tmp, rounded(chunk * 4);
-  double& se = e.se;
-  double& sr = e.sr;
+  std::vector<std::vector<float>> x(static_cast<size_t>(ranks), std::vector<float>(chunk));
+  std::vector<const float*> xp;
+  for (const auto& v : x) xp.push_back(v.data());
+  std::vector<float> got(chunk);
+  std::vector<uint8_t> tmp;
   for (size_t off = begin; off < end; off += chunk) {
     const size_t n = std::min(chunk, end - off);
     std::fill(exact.begin(), exact.begin() + long(n), 0.0);
     for (int r = 0; r < ranks; ++r) {
-      Input(s, d, dt, r, off, n, x.data(), &tmp);
-      for (size_t i = 0; i < n; ++i) exact[i] += x[i];
+      Input(s, d, dt, r, off, n, x[size_t(r)].data(), &tmp);
+      for (size_t i = 0; i < n; ++i) exact[i] += x[size_t(r)][i];
     }
     codec::Convert(dt, result + off * DTypeSize(dt), n, DType::kFloat32, got.data());
-    for (size_t i = 0; i < n; ++i) x[i] = float(exact[i]);
-    codec::Convert(DType::kFloat32, x.data(), n, dt, rounded.data());
-    codec::Convert(dt, rounded.data(), n, DType::kFloat32, x.data());
     for (size_t i = 0; i < n; ++i) {
       const double err = double(got[i]) - exact[i];
       e.max_abs = std::max(e.max_abs, std::fabs(err));
-      se += err * err;
-      sr += exact[i] * exact[i];
-      e.wrong += std::memcmp(&got[i], &x[i], 4) != 0;
+      e.se += err * err;
+      e.sr += exact[i] * exact[i];
     }
+    e.wrong += tools::CountOutsideBound(xp, n, off, o, dt, exact.data(), got.data());
   }
   return e;
 }
 
-// The result against the exact sum, every rank checking its own slice (the results are
-// bitwise identical, which the caller checks), so that no rank waits long for another between
-// collectives (a tool's MPI steps have a deadline: tools/common/job.h).
-Errors CheckOnEveryRank(const Settings& s, tools::Distribution d, DType dt, World& w, const uint8_t* result,
-                        size_t count) {
+// The result against the exact sum, every rank checking its own slice of whole blocks (the
+// results are bitwise identical, which the caller checks), so that no rank waits long for
+// another between collectives (a tool's MPI steps have a deadline: tools/common/job.h).
+Errors CheckOnEveryRank(const Settings& s, tools::Distribution d, DType dt, const AllReduceOptions& o,
+                        World& w, const uint8_t* result, size_t count) {
   const size_t n = size_t(w.size()), me = size_t(w.rank());
-  Errors e = Check(s, d, dt, w.size(), result, count / n * me + std::min(me, count % n),
-                   count / n * (me + 1) + std::min(me + 1, count % n));
+  const size_t blocks = (count + o.block - 1) / o.block;
+  const size_t begin = std::min(count, blocks * me / n * o.block);
+  const size_t end = std::min(count, blocks * (me + 1) / n * o.block);
+  Errors e = Check(s, d, dt, w.size(), o, result, begin, end);
   double sums[3] = {e.se, e.sr, double(e.wrong)};
   w.MaxInPlace(&e.max_abs, 1);
   w.SumInPlace(sums, 3);
   e.wrong = uint64_t(sums[2]);
   e.rel_rms = sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : 0;
   return e;
+}
+
+// A measured value, or "-" / null for a row that was not checked.
+std::string Cell(const Errors& e, const char* fmt, double v) {
+  if (!e.checked) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+std::string JsonNumber(const Errors& e, const char* fmt, double v) {
+  return e.checked ? Cell(e, fmt, v) : "null";
 }
 
 void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
@@ -201,7 +217,12 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       double differs = h != h0;
       w.SumInPlace(&differs, 1);
       Errors e;
-      if (s.check && o.mode == ExecutionMode::kNormal) e = CheckOnEveryRank(s, dist, dt, w, recv.data(), count);
+      if (s.check && o.mode == ExecutionMode::kNormal) {
+        AllReduceOptions bound = o;
+        if (mpi) bound.algorithm = Algorithm::kRing, bound.rotation = Rotation::kNone;  // f32 sums
+        bound = tools::ResolveForBound(bound, dt, count, n);
+        e = CheckOnEveryRank(s, dist, dt, bound, w, recv.data(), count);
+      }
       if (me != 0) continue;
       const double t = tools::Median(times);
       if (o.mode == ExecutionMode::kNormal) t_normal = t;
@@ -219,10 +240,11 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       if (codec_name != "-" && o.rounding == Rounding::kStochastic) codec_name += "/sr";
       const size_t block = c.quantized ? o.block : 0;
       const std::string rot = mpi ? "-" : std::string(RotationName(o.rotation));
-      std::printf("  %10zu %10zu %5s %10s %6s %8s %5zu %8s %10.1f %8.3f %8.3f %12.0f %9.3g %9.3g %7llu%s\n",
+      std::printf("  %10zu %10zu %5s %10s %6s %8s %5zu %8s %10.1f %8.3f %8.3f %12.0f %9s %9s %7s%s\n",
                   count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
                   codec_name.c_str(), block, rot.c_str(), t * 1e6, algbw, busbw, mpi ? 0.0 : wire,
-                  e.max_abs, e.rel_rms, (unsigned long long)e.wrong,
+                  Cell(e, "%.3g", e.max_abs).c_str(), Cell(e, "%.3g", e.rel_rms).c_str(),
+                  Cell(e, "%.0f", double(e.wrong)).c_str(),
                   differs && o.mode == ExecutionMode::kNormal ? "  RANKS DIFFER" : "");
       std::fflush(stdout);
       if (json)
@@ -230,12 +252,13 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
                      "{\"size_bytes\":%zu,\"count\":%zu,\"dtype\":\"%s\",\"algo\":\"%s\","
                      "\"phases\":\"%s\",\"codec\":\"%s\",\"block\":%zu,\"rotation\":\"%s\",\"ranks\":%d,"
                      "\"time_us\":%.3f,\"algbw_gbs\":%.6f,\"busbw_gbs\":%.6f,\"wire_bytes\":%.0f,"
-                     "\"max_abs_err\":%.6g,\"rel_rms_err\":%.6g,\"wrong\":%llu,"
+                     "\"max_abs_err\":%s,\"rel_rms_err\":%s,\"wrong\":%s,"
                      "\"ranks_identical\":%s,\"transport\":\"%s\",\"data\":\"%s\",\"mode\":\"%s\","
                      "\"options\":\"%s\"}\n",
                      count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),
                      codec_name.c_str(), block, rot.c_str(), n, t * 1e6, algbw, busbw,
-                     mpi ? 0.0 : wire, e.max_abs, e.rel_rms, (unsigned long long)e.wrong,
+                     mpi ? 0.0 : wire, JsonNumber(e, "%.6g", e.max_abs).c_str(),
+                     JsonNumber(e, "%.6g", e.rel_rms).c_str(), JsonNumber(e, "%.0f", double(e.wrong)).c_str(),
                      differs ? "false" : "true", w.transport().c_str(), s.dist.c_str(),
                      ModeName(o.mode), mpi ? "" : FormatOptions(o).c_str());
     }
@@ -257,7 +280,9 @@ int main(int argc, char** argv) {
   p.AddSize("stepfactor", &s.factor, "-f: multiply the size by this each step");
   p.AddUint("iters", &s.iters, "-n: timed iterations per size");
   p.AddUint("warmup_iters", &s.warmup, "-w: untimed warm-up iterations");
-  p.AddUint("check", &s.check, "-c: 1 = measure error vs the f64 exact sum, 0 = skip");
+  p.AddUint("check", &s.check,
+            "-c: 1 = measure error vs the f64 exact sum and count #wrong (outside the error bound), "
+            "0 = skip (the row records null)");
   p.AddString("datatype", &s.dtype, "-d: f32, bf16 or f16");
   p.AddString("data", &s.dist, "-D: normal, uniform, heavy or integer");
   p.AddString("json", &s.json, "-J: write one JSON object per row to FILE", "FILE");

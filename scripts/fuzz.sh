@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses of fuzz/ (clang-14 with ASan + UBSan: the asan preset, built
+# here if needed) one after the other, each for the given time, starting from its committed
+# seed corpus (fuzz/corpus/NAME) and its regression inputs (fuzz/regressions/NAME). New
+# inputs go to build/asan/fuzz/work/NAME (the committed corpus is not modified), crashes to
+# build/asan/fuzz/artifacts/NAME/. Prints and appends to build/asan/fuzz/runs.tsv the
+# executions of every harness; exits 1 if any harness crashed or broke one of its invariants
+# (then add the artifact to fuzz/regressions/NAME/ with the fix: docs/reliability.md).
+#   scripts/fuzz.sh [--minutes M | --seconds S] [HARNESS...]     (default: 20 s each, all)
+# CI runs it briefly (scripts/sanitize.sh); `--minutes 60` is a long run.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+SECONDS_EACH=20
+NAMES=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --minutes) SECONDS_EACH=$(( $2 * 60 )); shift 2 ;;
+    --seconds) SECONDS_EACH="$2"; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) NAMES+=("$1"); shift ;;
+  esac
+done
+ALL=(codec npy gguf tokenizer socket_frames handshake tune_table options)
+[ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
+
+bash scripts/apt_install.sh clang-14 libclang-rt-14-dev
+BUILD=build/asan
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then cmake --preset asan >/dev/null; fi
+cmake --build "$BUILD" --target $(printf 'fuzz_%s ' "${NAMES[@]}")
+
+OUT="$BUILD/fuzz"
+mkdir -p "$OUT"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+failed=0
+total=0
+printf '%-14s %12s %10s %8s  %s\n' harness executions exec/s seconds result
+for name in "${NAMES[@]}"; do
+  work="$OUT/work/$name" art="$OUT/artifacts/$name"
+  mkdir -p "$work" "$art"
+  log="$OUT/$name.log"
+  dirs=("$work" "fuzz/corpus/$name")
+  [ -d "fuzz/regressions/$name" ] && dirs+=("fuzz/regressions/$name")
+  set +e
+  "$BUILD/fuzz/fuzz_$name" -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=2560 \
+    -print_final_stats=1 -artifact_prefix="$art/" "${dirs[@]}" > "$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  execs=${execs:-0}
+  result=ok
+  if [ "$rc" -ne 0 ]; then
+    result="CRASH (rc $rc): $(ls "$art" | head -3 | tr '\n' ' ')see $log"
+    failed=1
+    grep -m3 -E 'ERROR: |runtime error|fuzz invariant failed' "$log" >&2 || true
+  fi
+  total=$((total + execs))
+  printf '%-14s %12s %10s %8s  %s\n' "$name" "$execs" "${rate:-0}" "$SECONDS_EACH" "$result"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git rev-parse --short HEAD)" "$name" \
+    "$execs" "$SECONDS_EACH" "$result" >> "$OUT/runs.tsv"
+done
+echo "total executions: $total (log: $OUT/runs.tsv)"
+exit "$failed"

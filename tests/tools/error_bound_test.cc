@@ -1,0 +1,134 @@
+// tests/tools — the shared error bound (tools/common/error_bound.h) as the tools use it: a
+// result outside the bound is counted (so #wrong can fail), a tensor checked in block-aligned
+// segments gets exactly the bounds of the whole (equarx-perf checks in chunks, each rank its
+// own slice), and `auto` and the quantize_min_bytes gate resolve as the library resolves them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "error_bound.h"
+#include "random.h"
+
+namespace equarx::tools {
+namespace {
+
+struct Inputs {
+  std::vector<std::vector<float>> x;
+  std::vector<const float*> ptrs;
+  std::vector<double> exact;
+};
+
+Inputs Make(int ranks, size_t n) {
+  Inputs in;
+  in.x.assign(size_t(ranks), std::vector<float>(n));
+  in.exact.assign(n, 0.0);
+  for (int r = 0; r < ranks; ++r) {
+    GenSpec g;
+    g.seed = 5;
+    g.stream = uint64_t(r);
+    Generate(g, 0, n, in.x[size_t(r)].data());
+    for (size_t i = 0; i < n; ++i) in.exact[i] += in.x[size_t(r)][i];
+    in.ptrs.push_back(in.x[size_t(r)].data());
+  }
+  return in;
+}
+
+TEST(ErrorBound, CountsElementsOutsideTheBound) {
+  const Inputs in = Make(4, 1000);
+  AllReduceOptions o;
+  o.rotation = Rotation::kNone;
+  std::vector<double> bound(1000);
+  ErrorBound(in.ptrs, 1000, 0, o, DType::kFloat32, bound.data());
+  std::vector<float> got(1000);
+  for (size_t i = 0; i < got.size(); ++i) got[i] = float(in.exact[i]);
+  EXPECT_EQ(CountOutsideBound(in.ptrs, 1000, 0, o, DType::kFloat32, in.exact.data(), got.data()), 0u);
+  // Off by 1.5 bounds at three elements, a NaN at a fourth: four wrong.
+  for (size_t i : {size_t(3), size_t(500), size_t(999)}) got[i] = float(in.exact[i] + 1.5 * bound[i]);
+  got[7] = std::nanf("");
+  EXPECT_EQ(CountOutsideBound(in.ptrs, 1000, 0, o, DType::kFloat32, in.exact.data(), got.data()), 4u);
+  // Just inside: not counted.
+  got[7] = float(in.exact[7]);
+  for (size_t i : {size_t(3), size_t(500), size_t(999)}) got[i] = float(in.exact[i] + 0.5 * bound[i]);
+  EXPECT_EQ(CountOutsideBound(in.ptrs, 1000, 0, o, DType::kFloat32, in.exact.data(), got.data()), 0u);
+}
+
+TEST(ErrorBound, BlockAlignedSegmentsGiveTheBoundsOfTheWhole) {
+  const size_t n = 5 * 96 + 37;  // a short tail block
+  const Inputs in = Make(3, n);
+  for (Rotation rot : {Rotation::kNone, Rotation::kHadamard})
+    for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kSemi, Algorithm::kTwoShot})
+      for (size_t block : {size_t(32), size_t(96)}) {
+        AllReduceOptions o;
+        o.algorithm = a;
+        o.rotation = rot;
+        o.block = block;
+        o.seed = 9;
+        std::vector<double> whole(n), parts(n);
+        ErrorBound(in.ptrs, n, 0, o, DType::kBFloat16, whole.data());
+        for (size_t off = 0; off < n; off += 2 * block) {
+          const size_t len = std::min(2 * block, n - off);
+          std::vector<const float*> seg;
+          for (const float* p : in.ptrs) seg.push_back(p + off);
+          ErrorBound(seg, len, off, o, DType::kBFloat16, parts.data() + off);
+        }
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(whole[i], parts[i]) << i << " block " << block;
+        // The rotation changes the bound (it is not ignored).
+        if (rot == Rotation::kHadamard) {
+          AllReduceOptions plain = o;
+          plain.rotation = Rotation::kNone;
+          std::vector<double> unrotated(n);
+          ErrorBound(in.ptrs, n, 0, plain, DType::kBFloat16, unrotated.data());
+          EXPECT_NE(whole, unrotated);
+        }
+      }
+}
+
+TEST(ErrorBound, ResolvesAutoAndTheSizeGateAsTheLibrary) {
+  AllReduceOptions o;
+  o.algorithm = Algorithm::kAuto;
+  // The built-in table: the ring below 256 KiB, the bidirectional full loop from there on.
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 1000, 4).algorithm, Algorithm::kRing);
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, size_t(1) << 20, 4).algorithm, Algorithm::kFullBidir);
+  o.algorithm = Algorithm::kSemi;
+  o.quantize_min_bytes = 4096;
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 1000, 4).algorithm, Algorithm::kRing);
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 4096, 4).algorithm, Algorithm::kSemi);
+  // The unquantized ring's bound is far tighter than the quantized one: resolving matters.
+  const Inputs in = Make(4, 256);
+  AllReduceOptions ring, semi;
+  ring.algorithm = Algorithm::kRing;
+  semi.algorithm = Algorithm::kSemi;
+  semi.rotation = Rotation::kNone;
+  std::vector<double> a(256), b(256);
+  ErrorBound(in.ptrs, 256, 0, ring, DType::kFloat32, a.data());
+  ErrorBound(in.ptrs, 256, 0, semi, DType::kFloat32, b.data());
+  for (size_t i = 0; i < 256; ++i) EXPECT_LT(a[i] * 100, b[i]) << i;
+}
+
+// f16 with an unquantized hop that auto or the size gate chose runs unrotated in the library
+// (Communicator::AllReduce), so its bound is the unrotated one; a quantized f16 plan rotates.
+TEST(ErrorBound, F16OnAnUnquantizedHopChosenByAutoOrTheGateIsUnrotated) {
+  for (Rotation rot : {Rotation::kHadamard, Rotation::kDefault}) {
+    AllReduceOptions o;
+    o.algorithm = Algorithm::kAuto;
+    o.rotation = rot;
+    const AllReduceOptions small = ResolveForBound(o, DType::kFloat16, 1000, 4);
+    EXPECT_EQ(small.algorithm, Algorithm::kRing);
+    EXPECT_FALSE(RotationApplies(small, 4));
+    const AllReduceOptions large = ResolveForBound(o, DType::kFloat16, size_t(1) << 20, 4);
+    EXPECT_EQ(large.algorithm, Algorithm::kFullBidir);
+    EXPECT_TRUE(RotationApplies(large, 4));
+    AllReduceOptions gated;
+    gated.algorithm = Algorithm::kSemi;
+    gated.rotation = rot;
+    gated.quantize_min_bytes = 4096;
+    EXPECT_FALSE(RotationApplies(ResolveForBound(gated, DType::kFloat16, 1000, 4), 4));
+    // bf16 has the range: the explicit rotation still applies on the ring.
+    if (rot == Rotation::kHadamard)
+      EXPECT_TRUE(RotationApplies(ResolveForBound(gated, DType::kBFloat16, 1000, 4), 4));
+  }
+}
+
+}  // namespace
+}  // namespace equarx::tools
