@@ -195,7 +195,14 @@ bool GgufFile::Parse(const uint8_t* base, size_t size, const std::string& name, 
       return false;
     }
     if (t.dims.empty() || t.dims[0] % be != 0) { *error = "tensor " + t.name + ": bad row size"; return false; }
-    t.bytes = t.elements() / be * bb;
+    // Neither the element count nor the byte size may wrap around 2^64: a hostile file's dims
+    // would otherwise size the tensor smaller than they say (found by fuzz/gguf_fuzz.cc).
+    uint64_t elements = 1, bytes = 0;
+    bool overflow = false;
+    for (uint64_t d : t.dims) overflow |= __builtin_mul_overflow(elements, d, &elements);
+    overflow |= __builtin_mul_overflow(elements / be, uint64_t(bb), &bytes);
+    if (overflow) { *error = "tensor " + t.name + ": size overflows"; return false; }
+    t.bytes = bytes;
     if (data_start + t.offset > size || t.bytes > size - data_start - t.offset) {
       *error = "tensor " + t.name + ": data outside the file";
       return false;
