@@ -280,5 +280,32 @@ TEST(Gguf, TensorSizeThatOverflowsIsRefused) {
   }
 }
 
+// Found by fuzz/gguf_fuzz.cc in the long run (fuzz/regressions/gguf/offset_wraps): a tensor
+// offset near 2^64 made data_start + offset wrap around, so the range check passed and the
+// tensor's data pointer lay before the image. Now "data outside the file".
+TEST(Gguf, TensorOffsetThatWrapsIsRefused) {
+  GgufWriter w;
+  w.AddTensor("tensor_x", {8}, uint32_t(GgmlType::kF32), std::vector<uint8_t>(32));
+  std::vector<uint8_t> image;
+  w.Serialize(&image);
+  const std::string name = "tensor_x";
+  auto it = std::search(image.begin(), image.end(), name.begin(), name.end());
+  ASSERT_NE(it, image.end());
+  // name, then u32 n_dims (1), u64 dim, u32 type, u64 offset
+  const size_t offset_at = size_t(it - image.begin()) + name.size() + 4 + 8 + 4;
+  for (uint64_t off : {~uint64_t(0) - 15, ~uint64_t(0)}) {
+    std::memcpy(image.data() + offset_at, &off, 8);
+    GgufFile f;
+    std::string err;
+    EXPECT_FALSE(f.OpenBytes(image.data(), image.size(), &err)) << off;
+    EXPECT_NE(err.find("data outside the file"), std::string::npos) << err;
+  }
+  const uint64_t zero = 0;
+  std::memcpy(image.data() + offset_at, &zero, 8);
+  GgufFile f;
+  std::string err;
+  EXPECT_TRUE(f.OpenBytes(image.data(), image.size(), &err)) << err;
+}
+
 }  // namespace
 }  // namespace gemma3
