@@ -186,7 +186,11 @@ bool GgufFile::Parse(const uint8_t* base, size_t size, const std::string& name, 
   if (!c.ok) { *error = name + ": truncated header"; return false; }
   uint64_t align = static_cast<uint64_t>(GetInt("general.alignment", 32));
   if (align == 0) align = 32;
-  size_t data_start = (c.pos + align - 1) / align * align;
+  // Offsets and the alignment come from the file: every sum below is checked against the size
+  // first, so none can wrap around (an offset near 2^64 did: found by fuzz/gguf_fuzz.cc).
+  if (align > size) { *error = name + ": alignment " + std::to_string(align) + " larger than the file"; return false; }
+  const size_t data_start = (c.pos + align - 1) / align * align;
+  if (data_start > size) { *error = name + ": data section starts past the end"; return false; }
   for (size_t k = 0; k < tensors_.size(); ++k) {
     auto& t = tensors_[k];
     size_t be, bb;
@@ -195,8 +199,15 @@ bool GgufFile::Parse(const uint8_t* base, size_t size, const std::string& name, 
       return false;
     }
     if (t.dims.empty() || t.dims[0] % be != 0) { *error = "tensor " + t.name + ": bad row size"; return false; }
-    t.bytes = t.elements() / be * bb;
-    if (data_start + t.offset > size || t.bytes > size - data_start - t.offset) {
+    // Neither the element count nor the byte size may wrap around 2^64: a hostile file's dims
+    // would otherwise size the tensor smaller than they say (found by fuzz/gguf_fuzz.cc).
+    uint64_t elements = 1, bytes = 0;
+    bool overflow = false;
+    for (uint64_t d : t.dims) overflow |= __builtin_mul_overflow(elements, d, &elements);
+    overflow |= __builtin_mul_overflow(elements / be, uint64_t(bb), &bytes);
+    if (overflow) { *error = "tensor " + t.name + ": size overflows"; return false; }
+    t.bytes = bytes;
+    if (t.offset > size - data_start || t.bytes > size - data_start - t.offset) {
       *error = "tensor " + t.name + ": data outside the file";
       return false;
     }

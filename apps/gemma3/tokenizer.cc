@@ -25,6 +25,13 @@ size_t Utf8Len(unsigned char c) {
 
 const std::string kSpace = "\xE2\x96\x81";  // U+2581
 
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
 }  // namespace
 
 bool Tokenizer::Load(const GgufFile& file, std::string* error) {
@@ -47,8 +54,10 @@ bool Tokenizer::Load(const GgufFile& file, std::string* error) {
   for (size_t k = 0; k < n; ++k) {
     const std::string& p = pieces_[k];
     if (types_[k] == kTypeByte && p.size() == 6 && p.rfind("<0x", 0) == 0) {
-      int v = 0;
-      if (std::sscanf(p.c_str() + 3, "%2x", &v) == 1) byte_token_[v] = static_cast<int32_t>(k);
+      // Exactly two hex digits (sscanf's %2x also took a sign: "<0x-4>" indexed byte_token_[-4];
+      // found by fuzz/tokenizer_fuzz.cc).
+      const int hi = HexDigit(p[3]), lo = HexDigit(p[4]);
+      if (hi >= 0 && lo >= 0 && p[5] == '>') byte_token_[hi * 16 + lo] = static_cast<int32_t>(k);
       continue;
     }
     if (types_[k] == kTypeNormal || types_[k] == kTypeUserDefined || types_[k] == kTypeUnknown)

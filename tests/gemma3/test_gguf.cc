@@ -3,6 +3,8 @@
 // bfloat16 conversions, and the tokenizer on the synthetic vocabulary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -243,6 +245,66 @@ TEST(Gguf, FloatMetadataOutsideInt64ReadsAsZero) {
   }
   v.f = -3.7;
   EXPECT_EQ(v.AsInt(), -3);
+}
+
+// Found by fuzz/tokenizer_fuzz.cc in the CI run (fuzz/regressions/tokenizer/byte_piece_with_sign):
+// a byte piece was parsed with sscanf's %2x, which takes a sign, so "<0x-4>" wrote
+// byte_token_[-4] and "<0x+4>" became byte 4's piece. Only two hex digits make a byte piece.
+TEST(Tokenizer, BytePiecesAreExactlyTwoHexDigits) {
+  const std::vector<std::string> pieces = {"<unk>", "<bos>", "<0x+4>", "<0x-4>", "<0x41>", "<0x0a>"};
+  const std::vector<int32_t> types = {2, 3, 6, 6, 6, 6};
+  Tokenizer tok;
+  std::string err;
+  ASSERT_TRUE(LoadVocabulary(pieces, types, 1, 0, &tok, &err)) << err;
+  const std::vector<int32_t> ids = tok.Encode("\x04" "A\n", false);
+  auto has = [&](int32_t id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  EXPECT_FALSE(has(2) || has(3));  // no piece for byte 4: it is unknown
+  EXPECT_TRUE(has(0));
+  EXPECT_TRUE(has(4) && has(5));  // upper and lower case hex digits
+}
+
+// Found by fuzz/gguf_fuzz.cc in the CI run (fuzz/regressions/gguf/element_count_wraps): a
+// tensor's byte size (f32, dims 4 x (2^60 + 2): 2^64 + 32 bytes) wrapped around 2^64, so it was
+// accepted with 32 bytes of data. The element count could wrap the same way. Both refused.
+TEST(Gguf, TensorSizeThatOverflowsIsRefused) {
+  for (const std::vector<uint64_t>& dims : {std::vector<uint64_t>{4, (uint64_t(1) << 60) + 2},
+                                            std::vector<uint64_t>{4, uint64_t(1) << 62, 4}}) {
+    GgufWriter w;
+    w.AddTensor("t", dims, uint32_t(GgmlType::kF32), std::vector<uint8_t>(32));
+    std::vector<uint8_t> image;
+    w.Serialize(&image);
+    GgufFile f;
+    std::string err;
+    EXPECT_FALSE(f.OpenBytes(image.data(), image.size(), &err));
+    EXPECT_NE(err.find("size overflows"), std::string::npos) << err;
+  }
+}
+
+// Found by fuzz/gguf_fuzz.cc in the long run (fuzz/regressions/gguf/offset_wraps): a tensor
+// offset near 2^64 made data_start + offset wrap around, so the range check passed and the
+// tensor's data pointer lay before the image. Now "data outside the file".
+TEST(Gguf, TensorOffsetThatWrapsIsRefused) {
+  GgufWriter w;
+  w.AddTensor("tensor_x", {8}, uint32_t(GgmlType::kF32), std::vector<uint8_t>(32));
+  std::vector<uint8_t> image;
+  w.Serialize(&image);
+  const std::string name = "tensor_x";
+  auto it = std::search(image.begin(), image.end(), name.begin(), name.end());
+  ASSERT_NE(it, image.end());
+  // name, then u32 n_dims (1), u64 dim, u32 type, u64 offset
+  const size_t offset_at = size_t(it - image.begin()) + name.size() + 4 + 8 + 4;
+  for (uint64_t off : {~uint64_t(0) - 15, ~uint64_t(0)}) {
+    std::memcpy(image.data() + offset_at, &off, 8);
+    GgufFile f;
+    std::string err;
+    EXPECT_FALSE(f.OpenBytes(image.data(), image.size(), &err)) << off;
+    EXPECT_NE(err.find("data outside the file"), std::string::npos) << err;
+  }
+  const uint64_t zero = 0;
+  std::memcpy(image.data() + offset_at, &zero, 8);
+  GgufFile f;
+  std::string err;
+  EXPECT_TRUE(f.OpenBytes(image.data(), image.size(), &err)) << err;
 }
 
 }  // namespace
