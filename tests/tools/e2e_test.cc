@@ -402,6 +402,7 @@ TEST(ModelTool, UsageErrorsExit2) {
   EXPECT_EQ(RunCommand(m + " --codec int3").code, 2);
   EXPECT_EQ(RunCommand(m + " --options rotation=sideways").code, 2);
   EXPECT_EQ(RunCommand(m + " -b 4M -e 1M").code, 2);
+  EXPECT_EQ(RunCommand(m + " --hosts 1048576 --ranks-per-host 2").code, 2);
   EXPECT_EQ(RunCommand(m + " extra").code, 2);
   EXPECT_EQ(RunCommand(m + " --help").code, 0);
 }

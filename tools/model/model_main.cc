@@ -161,6 +161,11 @@ int main(int argc, char** argv) {
   if (min_bytes == 0 || min_bytes > max_bytes) return fail("need 0 < --minbytes <= --maxbytes");
   if (link_gbit <= 0 || shm_gbs <= 0) return fail("--link-gbit and --shm-gbs must be positive");
   if (threads < 1 || threads > 1024) return fail("--threads must be in [1, 1024]");
+  for (int h : hosts)
+    for (int r : per_host)
+      if (int64_t(h) * r > (int64_t(1) << 20))
+        return fail("hosts x ranks per host " + std::to_string(int64_t(h) * r) +
+                    " is beyond the model's 1048576 ranks");
   std::vector<AllReduceOptions> sets = flags.Expand(base);
   for (const AllReduceOptions& o : sets) {
     const Status ok = CheckOptions(o);
