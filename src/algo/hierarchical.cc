@@ -62,10 +62,6 @@ AllReduceOptions InnerOptions(const AllReduceOptions& o) {
   return in;
 }
 
-bool HasRawF16(const Plan& p) {
-  return p.rs_wire.format == codec::Format::kRawF16 || p.ag_wire.format == codec::Format::kRawF16;
-}
-
 // Posts every operation, then waits for all of them; on any failure cancels what is left.
 struct Op {
   bool send;
@@ -98,14 +94,18 @@ Status Exchange(transport::Transport* t, const std::vector<Op>& ops, transport::
 
 }  // namespace
 
-Status CheckHierarchical(const AllReduceOptions& o, bool rotation_explicit, DType dtype,
-                         size_t count, int ranks, const TuneTable& table) {
+Status CheckHierarchical(const AllReduceOptions& o, Rotation asked, DType dtype, size_t count,
+                         int ranks, const TuneTable& table) {
   const HostLayout L(ranks, int(o.ranks_per_host));  // <= 2047 shards (the option's range): tags fit
-  if (!rotation_explicit || L.hosts < 2) return Status::Ok();
+  if (asked != Rotation::kHadamard || L.hosts < 2) return Status::Ok();
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, count, L, s);
     if (r.count == 0) continue;
-    if (HasRawF16(SelectPlan(InnerOptions(o), dtype, r.count, L.hosts, table)))
+    // Every inner plan counts as the caller's choice: an asked-for rotation is refused, never
+    // dropped, where a shard's plan has an unquantized f16 hop.
+    const Plan plan = SelectPlan(InnerOptions(o), dtype, r.count, L.hosts, table);
+    bool rotate;
+    if (!PlanRotation(plan, true, asked, plan.algorithm, &rotate).ok())
       return InvalidArgument("rotation hadamard with f16 data needs every hop across hosts "
                              "quantized (an unquantized f16 hop could overflow in the rotated "
                              "domain): use inner phases rs+ag, or bf16 or f32 data");
@@ -133,7 +133,7 @@ uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t co
   return bytes;
 }
 
-Status ExecuteHierarchical(const AllReduceOptions& o, bool rotation_explicit, const RunArgs& args,
+Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunArgs& args,
                            const TuneTable& table, Scratch* inner, Scratch* own) {
   transport::Transport* t = args.transport;
   const HostLayout L(t->size(), int(o.ranks_per_host));
@@ -206,9 +206,9 @@ Status ExecuteHierarchical(const AllReduceOptions& o, bool rotation_explicit, co
     in.count = r.count;
     in.tag_base = InnerTagBase(args.tag_base, s);
     in.element_offset = args.element_offset + r.begin;
-    // As in a flat call: a default rotation is for quantized plans, never with a raw f16 hop.
-    const bool rotate = args.rotation.block != 0 &&
-                        (rotation_explicit || (IsQuantized(plan.algorithm) && !HasRawF16(plan)));
+    bool rotate;  // CheckHierarchical refused what PlanRotation refuses, on every rank
+    st = PlanRotation(plan, args.rotation.block != 0, asked, plan.algorithm, &rotate);
+    if (!st.ok()) return st;
     if (!rotate) in.rotation = codec::RotationSpec{};
     st = Execute(plan, in, inner);
     if (!st.ok()) return st;

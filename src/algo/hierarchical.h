@@ -23,10 +23,10 @@ struct HostLayout {
 };
 
 /// Runs the hierarchical AllReduce on this rank. `o` resolved (ResolveOptions); `args` as for
-/// Execute (no error feedback); `rotation_explicit`: the caller asked for the rotation itself
-/// (then an unquantized inner step rotates too). `inner` is the scratch of the inner
-/// algorithm's calls, `own` this schedule's buffers.
-Status ExecuteHierarchical(const AllReduceOptions& o, bool rotation_explicit, const RunArgs& args,
+/// Execute (no error feedback; args.rotation set when the call would rotate); `asked`: the
+/// caller's rotation (each shard's inner plan rotates as PlanRotation says). `inner` is the
+/// scratch of the inner algorithm's calls, `own` this schedule's buffers.
+Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunArgs& args,
                            const TuneTable& table, Scratch* inner, Scratch* own);
 
 /// Bytes rank `rank` of `ranks` sends in that schedule (no communication).
@@ -34,9 +34,9 @@ uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t co
                                int ranks, const TuneTable& table);
 
 /// The checks every rank makes before any data moves (the same verdict on every rank: they
-/// look at every shard's inner plan, not only the rank's own): an explicit rotation cannot run
-/// with an unquantized f16 hop across hosts (it could overflow in the rotated domain).
-Status CheckHierarchical(const AllReduceOptions& o, bool rotation_explicit, DType dtype,
+/// look at every shard's inner plan, not only the rank's own): PlanRotation's, for a rotation
+/// the caller asked for (`asked`) with an unquantized f16 hop across hosts.
+Status CheckHierarchical(const AllReduceOptions& o, Rotation asked, DType dtype,
                          size_t count, int ranks, const TuneTable& table);
 
 }  // namespace equarx::algo

@@ -56,4 +56,17 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   return p;
 }
 
+Status PlanRotation(const Plan& plan, bool requested, Rotation asked, Algorithm chosen, bool* rotate) {
+  *rotate = requested && !(asked == Rotation::kDefault && !IsQuantized(plan.algorithm));
+  const bool raw_f16 = plan.rs_wire.format == codec::Format::kRawF16 ||
+                       plan.ag_wire.format == codec::Format::kRawF16;
+  if (!*rotate || !raw_f16) return Status::Ok();
+  *rotate = false;
+  if (asked == Rotation::kHadamard && chosen == plan.algorithm)
+    return InvalidArgument("rotation hadamard with f16 data needs every hop quantized (an "
+                           "unquantized f16 hop could overflow in the rotated domain): use "
+                           "phases rs+ag, or bf16 or f32 data");
+  return Status::Ok();
+}
+
 }  // namespace equarx::algo

@@ -173,31 +173,6 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
     return Status::Ok();
   }
 
-  if (o.algorithm == Algorithm::kHierarchical) {
-    const bool explicit_rotation = options.rotation == Rotation::kHadamard;
-    Status ok = algo::CheckHierarchical(o, explicit_rotation, dtype, count, t->size(), m.tune);
-    if (!ok.ok()) return ok;  // the same verdict on every rank, before any data moves
-    algo::RunArgs args;
-    args.transport = t;
-    args.dtype = dtype;
-    args.send = send;
-    args.recv = recv;
-    args.count = count;
-    args.microshards = o.microshards;
-    args.tag_base = tag_base;
-    args.deadline = deadline;
-    args.mode = o.mode;
-    if (rotate) args.rotation = codec::RotationSpec{uint32_t(o.block), o.seed};
-    codec::EncodeStats encode_stats;
-    if (extras.stats) args.stats = &encode_stats;
-    Status st = algo::ExecuteHierarchical(o, explicit_rotation, args, m.tune, &m.scratch,
-                                          &m.hier_scratch);
-    if (!st.ok()) return m.Fail(seq, st, true);
-    if (extras.stats) *extras.stats = ToStats(encode_stats);
-    return Status::Ok();
-  }
-
-  algo::Plan plan = algo::SelectPlan(o, dtype, count, t->size(), m.tune);
   algo::RunArgs args;
   args.transport = t;
   args.dtype = dtype;
@@ -209,25 +184,23 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   args.deadline = deadline;
   args.mode = o.mode;
   args.residual = extras.residual;
-  // A default rotation is for quantized plans only (auto and the size gate may pick the ring).
-  if (options.rotation == Rotation::kDefault && !IsQuantized(plan.algorithm)) rotate = false;
-  // An unquantized f16 hop would carry rotated values, which can exceed f16's range where the
-  // sum itself does not (bf16 and f32 have the range; block-scaled hops sum in f32). The plan
-  // is the same on every rank, so every rank takes the same branch.
-  const bool raw_f16 = plan.rs_wire.format == codec::Format::kRawF16 ||
-                       plan.ag_wire.format == codec::Format::kRawF16;
-  if (rotate && raw_f16) {
-    // Refused when the caller chose this plan; not when auto or the size gate chose it.
-    if (options.rotation == Rotation::kHadamard && options.algorithm == plan.algorithm)
-      return InvalidArgument("rotation hadamard with f16 data needs every hop quantized (an "
-                             "unquantized f16 hop could overflow in the rotated domain): use "
-                             "phases rs+ag, or bf16 or f32 data");
-    rotate = false;
-  }
-  if (rotate) args.rotation = codec::RotationSpec{uint32_t(o.block), o.seed};
   codec::EncodeStats encode_stats;
   if (extras.stats) args.stats = &encode_stats;
-  Status st = algo::Execute(plan, args, &m.scratch);
+  if (rotate) args.rotation = codec::RotationSpec{uint32_t(o.block), o.seed};
+  Status st;
+  if (o.algorithm == Algorithm::kHierarchical) {
+    // Each shard's inner plan decides its rotation (algo::PlanRotation), checked for every
+    // shard on every rank before any data moves.
+    st = algo::CheckHierarchical(o, options.rotation, dtype, count, t->size(), m.tune);
+    if (!st.ok()) return st;
+    st = algo::ExecuteHierarchical(o, options.rotation, args, m.tune, &m.scratch, &m.hier_scratch);
+  } else {
+    const algo::Plan plan = algo::SelectPlan(o, dtype, count, t->size(), m.tune);
+    st = algo::PlanRotation(plan, rotate, options.rotation, options.algorithm, &rotate);
+    if (!st.ok()) return st;
+    if (!rotate) args.rotation = codec::RotationSpec{};
+    st = algo::Execute(plan, args, &m.scratch);
+  }
   if (extras.stats) *extras.stats = ToStats(encode_stats);
   return m.Fail(seq, st, true);
 }
