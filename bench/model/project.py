@@ -10,11 +10,10 @@ network, written in the output: they are not measured here.
   bench/model/project.py --model build/release/tools/model/equarx-model --out DIR
 writes DIR/projections.csv (every prediction) and DIR/projections.md (the tables).
 """
-import argparse
 import csv
 import os
-import re
-import subprocess
+
+from modelcli import calibrate, parse_args, rate_args, run_model
 
 RANKS = [64, 512, 4096]
 PER_HOST = 8
@@ -33,10 +32,6 @@ SCHEDULES = [
 ]
 
 
-def run(model, args):
-    return subprocess.run([model] + args, check=True, capture_output=True, text=True).stdout
-
-
 def fmt_size(b):
     for unit, v in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= v:
@@ -45,16 +40,10 @@ def fmt_size(b):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-
-    text = run(a.model, ["--calibrate", "--hosts", "2", "-b", "64K", "-e", "64K"])
-    m = re.search(r"dae ([\d.]+) decode ([\d.]+) add ([\d.]+) rotate ([\d.]+) \(measured, (\w+)\)", text)
-    rates = dict(zip(("dae", "decode", "add", "rotate"), m.groups()[:4]))
-    target = m.group(5)
+    a = parse_args(__doc__)
+    measured = calibrate(a.model)
+    target = measured.pop("target")
+    rates = measured
 
     rows = []
     for threads in (1, 4):
@@ -66,12 +55,11 @@ def main():
                         "--per-message-us", str(ASSUMED["per_message_us"]),
                         "--stack-ns-per-byte", str(ASSUMED["stack_ns_per_byte"]),
                         "--shm-gbs", str(ASSUMED["shm_gbs"]),
-                        "--cores-per-host", str(ASSUMED["cores_per_host"]), "--threads", str(threads),
-                        "--dae-gelems", rates["dae"], "--decode-gelems", rates["decode"],
-                        "--add-gelems", rates["add"], "--rotate-gelems", rates["rotate"]] + SIZES + flags
+                        "--cores-per-host", str(ASSUMED["cores_per_host"]), "--threads", str(threads)
+                        ] + rate_args(rates) + SIZES + flags
                 if hier:
                     args.append("--hierarchical")
-                for r in csv.DictReader(run(a.model, args).splitlines()):
+                for r in csv.DictReader(run_model(a.model, args).splitlines()):
                     if (r["schedule"] == "hierarchical") != hier:
                         continue
                     r.update(label=label, threads=threads, link_gbit=link,

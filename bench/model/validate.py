@@ -18,13 +18,13 @@ apart, the data's own repeatability.
   bench/model/validate.py --model build/release/tools/model/equarx-model --out DIR
 writes DIR/validation.csv (one row per point) and DIR/summary.txt.
 """
-import argparse
 import csv
 import os
 import re
 import statistics
-import subprocess
 import sys
+
+from modelcli import calibrate, parse_args, rate_args, run_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "bench", "results")
@@ -69,20 +69,10 @@ def options_of(row):
         algo, row["phases"], row["codec"], row["block"])
 
 
-def run_model(model, args):
-    out = subprocess.run([model] + args, check=True, capture_output=True, text=True).stdout
-    return out
-
-
-def calibrate(model, cache, codec, block, dtype):
+def calibrate_cached(model, cache, codec, block, dtype):
     key = (codec, block, dtype)
     if key not in cache:
-        text = run_model(model, ["--calibrate", "--codec", codec, "--block", str(block), "-d", dtype,
-                                 "--hosts", "2", "-b", "64K", "-e", "64K"])
-        m = re.search(r"dae ([\d.]+) decode ([\d.]+) add ([\d.]+) rotate ([\d.]+)", text)
-        target = re.search(r"measured, (\w+)", text).group(1)
-        cache[key] = dict(dae=m.group(1), decode=m.group(2), add=m.group(3), rotate=m.group(4),
-                          target=target)
+        cache[key] = calibrate(model, ["--codec", codec, "--block", str(block), "-d", dtype])
     return cache[key]
 
 
@@ -103,8 +93,7 @@ def predict(model, p, alpha_us, per_message_us, stack_ns):
         "--burst-ms", "%.6g" % burst_ms(p["rate"], p["gbit"]), "--stack-ns-per-byte", "%.6g" % stack_ns,
         "--alpha-us", "%.6g" % alpha_us, "--per-message-us", "%.6g" % per_message_us,
         "--cores-per-host", "%.6g" % (CORES / p["hosts"]), "-d", p["dtype"], "-b", str(p["size"]),
-        "-e", str(p["size"]), "--options", p["options"], "--dae-gelems", r["dae"],
-        "--decode-gelems", r["decode"], "--add-gelems", r["add"], "--rotate-gelems", r["rotate"]])
+        "-e", str(p["size"]), "--options", p["options"]] + rate_args(r))
     rows = list(csv.DictReader(text.splitlines()))
     assert len(rows) == 1, text
     return rows[0]
@@ -122,11 +111,7 @@ def model_time(r, hosts, alpha_us, per_message_us, stack_ns):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = parse_args(__doc__)
 
     points, skipped = [], {"auto": 0, "not ours": 0, "other mode": 0}
     for name, rows_file, env_file in DATASETS:
@@ -157,7 +142,7 @@ def main():
     for p in points:
         codec = p["codec"] if p["codec"] != "-" else "int8"
         block = p["block"] if p["block"] not in ("0", "-") else "128"
-        p["rates"] = calibrate(a.model, cache, codec, block, p["dtype"])
+        p["rates"] = calibrate_cached(a.model, cache, codec, block, p["dtype"])
 
     # Fit alpha (per step), the time of one message and the stack's CPU per byte on the
     # calibration set: least squares of the relative error over a grid.
