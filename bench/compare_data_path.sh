@@ -2,24 +2,67 @@
 # bench/compare_data_path.sh — the same bf16 launch over both data paths, alternating
 # (mpi, sockets, mpi, sockets) so that drift in the machine's load hits both: H = 4 and 8
 # emulated hosts, 1 Gbit/s links, 16 and 64 MiB, ring and every quantized algorithm, rs+ag.
-# Writes out/dp/H<H>-<path>-<rep>/ and prints the speedup table of docs/benchmarks.md
-# ("Data path"). Needs root, like bench/netem/run.sh. About 5 minutes.
+# This is the measurement behind the default data path (sockets; docs/benchmarks.md, "Data
+# path"). Writes the launches to out/dp/, copies their rows and environment to
+# bench/results/data_path/, and regenerates the table in docs/benchmarks.md between its
+# <!-- datapath:begin --> and <!-- datapath:end --> markers. Needs root, like
+# bench/netem/run.sh. About 5 minutes.
+#
+# Usage: bash bench/compare_data_path.sh [--table-only]
+#   --table-only  regenerate the table from bench/results/data_path/ without running
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for H in 4 8; do for rep in 1 2; do for dp in mpi sockets; do
-  bash bench/netem/run.sh --hosts $H --rates 1gbit --configs bf16 -b 16M -e 64M -f 4 -n 5 -w 1 \
-    --phases rs+ag --check 0 --data-path $dp --out out/dp/H$H-$dp-$rep >"out/dp-H$H-$dp-$rep.log" 2>&1
-done; done; done
-/usr/bin/env python3 - <<'PY'
-import json
-print("| H | size | data path | run | bf16 ring (ms) | full_bidir | full | semi | two_shot |")
-print("|---|---:|---|---|---:|---:|---:|---:|---:|")
+run=1
+for a in "$@"; do
+  case $a in
+    --table-only) run=0 ;;
+    *) echo "compare_data_path.sh: unknown option $a (expected --table-only)" >&2; exit 2 ;;
+  esac
+done
+res=bench/results/data_path
+if [[ $run -eq 1 ]]; then
+  mkdir -p out/dp "$res"
+  for H in 4 8; do for rep in 1 2; do for dp in mpi sockets; do
+    rm -rf "out/dp/H$H-$dp-$rep"
+    bash bench/netem/run.sh --hosts $H --rates 1gbit --configs bf16 -b 16M -e 64M -f 4 -n 5 -w 1 \
+      --phases rs+ag --check 0 --data-path $dp --out "out/dp/H$H-$dp-$rep" >"out/dp-H$H-$dp-$rep.log" 2>&1
+    cp "out/dp/H$H-$dp-$rep/rows.jsonl" "$res/H$H-$dp-$rep.jsonl"
+    cp "out/dp/H$H-$dp-$rep/env.txt" "$res/H$H-$dp-${rep}_env.txt"
+  done; done; done
+fi
+/usr/bin/env python3 - "$res" docs/benchmarks.md <<'PY'
+import json, re, sys
+res, doc = sys.argv[1], sys.argv[2]
+lines = ["| H | size | data path | run | bf16 ring (ms) | full_bidir | full | semi | two_shot |",
+         "|---|---:|---|---|---:|---:|---:|---:|---:|"]
 for H in (4, 8):
     for sz in (16 << 20, 64 << 20):
         for dp in ("mpi", "sockets"):
             for rep in (1, 2):
-                rows = [json.loads(l) for l in open(f"out/dp/H{H}-{dp}-{rep}/rows.jsonl")]
+                rows = [json.loads(l) for l in open(f"{res}/H{H}-{dp}-{rep}.jsonl")]
                 t = {r["algo"]: r["time_us"] for r in rows if r.get("size_bytes") == sz}
-                cells = " | ".join(f"{t[a] / 1e3:.0f} ({t['ring'] / t[a]:.2f}x)" for a in ("full_bidir", "full", "semi", "two_shot"))
-                print(f"| {H} | {sz >> 20}M | {dp} | {rep} | {t['ring'] / 1e3:.0f} | {cells} |")
+                cells = " | ".join(f"{t[a] / 1e3:.0f} ({t['ring'] / t[a]:.2f}x)"
+                                   for a in ("full_bidir", "full", "semi", "two_shot"))
+                lines.append(f"| {H} | {sz >> 20}M | {dp} | {rep} | {t['ring'] / 1e3:.0f} | {cells} |")
+envs = []
+for H in (4, 8):
+    for dp in ("mpi", "sockets"):
+        for rep in (1, 2):
+            env = open(f"{res}/H{H}-{dp}-{rep}_env.txt").read()
+            m = re.search(r"^commit: (\S+)(.*)$", env, re.M)
+            d = re.search(r"^date: (\S+)", env, re.M)
+            l = re.search(r"load at start: (\S+)", env)
+            envs.append((d.group(1) if d else "?", (m.group(1)[:7] + m.group(2)) if m else "?", l.group(1) if l else "?"))
+dates = sorted(e[0] for e in envs)
+commits = sorted({e[1] for e in envs})
+loads = sorted(float(e[2]) for e in envs if e[2] != "?")
+lines.append("")
+lines.append(f"Runs {dates[0]} … {dates[-1]}, build of {', '.join(commits)}, "
+             f"1-minute load at the launches' start {loads[0]:.1f}–{loads[-1]:.1f}.")
+text = open(doc).read()
+pat = re.compile(r"(<!-- datapath:begin -->\n).*?(<!-- datapath:end -->)", re.S)
+if not pat.search(text):
+    sys.exit(f"{doc} has no <!-- datapath:begin --> ... <!-- datapath:end --> markers")
+open(doc, "w").write(pat.sub(lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), text))
+print("\n".join(lines))
 PY

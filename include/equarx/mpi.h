@@ -17,14 +17,17 @@ enum class DataPath {
   /// MPI runs on (shared memory, TCP, InfiniBand). Failure handling is MPI's: with Open MPI
   /// 4.1 over TCP a connection reset can abort the rank that sees it (docs/errors.md).
   kMpi,
-  /// equarx's own TCP connections, one per pair of ranks. A dead peer fails every
+  /// equarx's own TCP connections, one per pair of ranks (the default). A dead peer fails every
   /// survivor's call within its deadline (kRemoteError or kTimeout). Ranks on one host use
   /// loopback; others reach each other through `socket_interface`.
   kSockets,
 };
 
 struct MpiCommunicatorOptions {
-  DataPath data_path = DataPath::kMpi;
+  /// The default is kSockets, chosen by measurement (docs/benchmarks.md, "Data path"): on
+  /// TCP networks it is faster than MPI point-to-point and a dead or stopped peer fails every
+  /// survivor's call within its deadline. kMpi stays selectable (e.g. for InfiniBand).
+  DataPath data_path = DataPath::kSockets;
   /// kSockets: the interface other hosts connect to (e.g. "eth1"); empty: the first
   /// non-loopback IPv4 interface that is up.
   std::string socket_interface;

@@ -29,7 +29,7 @@ struct Settings {
   uint32_t timeout_ms = 300000;
   uint32_t microshards = 4;
   std::string tune_file;  // empty: built-in defaults
-  std::string data_path = "mpi";  // as given; CreateMpiCommunicator checks it
+  std::string data_path = "sockets";  // as given; CreateMpiCommunicator checks it
   std::string socket_ifname;      // empty: first non-loopback interface
   std::optional<Rotation> rotation;  // EQUARX_ROTATION, if set to none or hadamard
   uint32_t ranks_per_host = 1;       // EQUARX_RANKS_PER_HOST (algorithm hierarchical)

@@ -13,7 +13,9 @@ Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
   MpiCommunicatorOptions o;
   if (s.data_path == "sockets") {
     o.data_path = DataPath::kSockets;
-  } else if (s.data_path != "mpi") {
+  } else if (s.data_path == "mpi") {
+    o.data_path = DataPath::kMpi;
+  } else {
     return InvalidArgument("EQUARX_DATA_PATH='" + s.data_path + "': expected mpi or sockets");
   }
   o.socket_interface = s.socket_ifname;

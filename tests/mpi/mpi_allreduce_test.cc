@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "equarx/mpi.h"
@@ -30,6 +31,33 @@ class Mpi : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(CreateMpiCommunicator(MPI_COMM_WORLD, &comm_).ok()); }
   std::unique_ptr<Communicator> comm_;
 };
+
+// The default data path is equarx's own TCP connections (chosen by measurement,
+// docs/benchmarks.md); EQUARX_DATA_PATH selects either, and anything else is an error.
+TEST(MpiDefaults, DataPathIsSocketsUnlessTheEnvironmentSaysMpi) {
+  EXPECT_EQ(MpiCommunicatorOptions{}.data_path, DataPath::kSockets);
+  const char* was = std::getenv("EQUARX_DATA_PATH");
+  const std::string saved = was ? was : "";
+  MpiCommunicatorOptions o;
+  unsetenv("EQUARX_DATA_PATH");
+  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
+  EXPECT_EQ(o.data_path, DataPath::kSockets);
+  setenv("EQUARX_DATA_PATH", "mpi", 1);
+  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
+  EXPECT_EQ(o.data_path, DataPath::kMpi);
+  setenv("EQUARX_DATA_PATH", "sockets", 1);
+  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
+  EXPECT_EQ(o.data_path, DataPath::kSockets);
+  setenv("EQUARX_DATA_PATH", "tcp", 1);
+  const Status st = MpiCommunicatorOptions::FromEnvironment(&o);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("expected mpi or sockets"), std::string::npos) << st.ToString();
+  if (was) {
+    setenv("EQUARX_DATA_PATH", saved.c_str(), 1);
+  } else {
+    unsetenv("EQUARX_DATA_PATH");
+  }
+}
 
 // Runs one configuration; returns "" or what went wrong on this rank.
 std::string Check(Communicator& c, size_t count, DType dt, const AllReduceOptions& o,
@@ -103,9 +131,10 @@ TEST_F(Mpi, HierarchicalWithinBoundAndIdentical) {
   const uint64_t before = comm_->stats().bytes_sent;  // counts every call so far
   Status st = comm_->AllReduce(a.data(), b.data(), a.size(), DType::kBFloat16, o);
   ASSERT_TRUE(AllAgree(st.ok())) << st.ToString();
-  if (Rank() == 0)
+  if (Rank() == 0) {
     EXPECT_EQ(comm_->stats().bytes_sent - before,
               Communicator::WireBytesPerRank(a.size(), DType::kBFloat16, Size(), o));
+  }
 }
 
 TEST_F(Mpi, MismatchedCountIsReportedOnEveryRank) {
