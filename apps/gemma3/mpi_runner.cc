@@ -59,7 +59,8 @@ bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads, st
     *error = "CreateMpiCommunicator: " + st.ToString();
     return false;
   }
-  transport_ = options.data_path == equarx::DataPath::kSockets ? "mpi+sockets" : "mpi";
+  transport_ = options.data_path == equarx::DataPath::kMpi
+                   ? "mpi" : std::string("mpi+") + equarx::DataPathName(options.data_path);
   return true;
 }
 

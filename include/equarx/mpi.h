@@ -21,7 +21,14 @@ enum class DataPath {
   /// survivor's call within its deadline (kRemoteError or kTimeout). Ranks on one host use
   /// loopback; others reach each other through `socket_interface`.
   kSockets,
+  /// equarx's shared-memory rings (src/transport/shm/): every rank must be on one host
+  /// (checked: kInvalidArgument on every rank otherwise). No TCP at all; a dead peer
+  /// process fails every survivor's call within 50 ms, a stopped one at the deadline.
+  kSharedMemory,
 };
+
+/// "mpi", "sockets" or "shm": the name EQUARX_DATA_PATH takes.
+const char* DataPathName(DataPath path);
 
 struct MpiCommunicatorOptions {
   /// The default is kSockets, chosen by measurement (docs/benchmarks.md, "Data path"): on

@@ -4,9 +4,19 @@
 
 #include "common/env.h"
 #include "transport/mpi/mpi_transport.h"
+#include "transport/shm/shm_transport.h"
 #include "transport/socket/socket_transport.h"
 
 namespace equarx {
+
+const char* DataPathName(DataPath path) {
+  switch (path) {
+    case DataPath::kMpi: return "mpi";
+    case DataPath::kSockets: return "sockets";
+    case DataPath::kSharedMemory: return "shm";
+  }
+  return "?";
+}
 
 Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
   const env::Settings s = env::Read();
@@ -15,8 +25,10 @@ Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
     o.data_path = DataPath::kSockets;
   } else if (s.data_path == "mpi") {
     o.data_path = DataPath::kMpi;
+  } else if (s.data_path == "shm") {
+    o.data_path = DataPath::kSharedMemory;
   } else {
-    return InvalidArgument("EQUARX_DATA_PATH='" + s.data_path + "': expected mpi or sockets");
+    return InvalidArgument("EQUARX_DATA_PATH='" + s.data_path + "': expected sockets, shm or mpi");
   }
   o.socket_interface = s.socket_ifname;
   *out = o;
@@ -55,21 +67,26 @@ Status CreateMpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& option
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    transport::SocketOptions so;
-    so.interface = options.socket_interface;
-    so.setup_timeout_ms = options.setup_timeout_ms;
     auto allgather = [comm](const void* mine, size_t bytes, void* all) {
       int rc = MPI_Allgather(mine, int(bytes), MPI_BYTE, all, int(bytes), MPI_BYTE, comm);
-      if (rc != MPI_SUCCESS) return RemoteError("MPI_Allgather failed during socket set-up");
+      if (rc != MPI_SUCCESS) return RemoteError("MPI_Allgather failed during the data path's set-up");
       return Status::Ok();
     };
-    Status st = transport::CreateSocketTransport(rank, size, allgather, so, &t);
+    Status st;
+    if (options.data_path == DataPath::kSharedMemory) {
+      st = transport::CreateShmTransport(rank, size, allgather, transport::ShmOptions{}, &t);
+    } else {
+      transport::SocketOptions so;
+      so.interface = options.socket_interface;
+      so.setup_timeout_ms = options.setup_timeout_ms;
+      st = transport::CreateSocketTransport(rank, size, allgather, so, &t);
+    }
     // Agree on the outcome, so that a rank that failed to connect does not leave the others
     // holding a half-built mesh.
     int ok = st.ok() ? 1 : 0, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!st.ok()) return st;
-    if (!all_ok) return RemoteError("socket set-up failed on another rank");
+    if (!all_ok) return RemoteError("data path set-up failed on another rank");
   }
   *out = std::make_unique<Communicator>(std::move(t));
   return Status::Ok();

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "equarx/status.h"
@@ -33,6 +34,11 @@ inline Status LengthMismatch(int peer, size_t sent, size_t expected) {
   return Internal("message length mismatch with rank " + std::to_string(peer) + ": " +
                   std::to_string(sent) + " bytes sent, " + std::to_string(expected) + " expected");
 }
+
+/// A bootstrap channel that backends use to set themselves up (MPI's, in
+/// CreateMpiCommunicator): gathers `bytes` bytes from every rank into `all` (rank r's at
+/// all + r * bytes). Collective.
+using AllGather = std::function<Status(const void* mine, size_t bytes, void* all)>;
 
 class Transport {
  public:

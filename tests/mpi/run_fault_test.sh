@@ -5,6 +5,7 @@
 # job ended (no hang; a stopped victim taken down with it).
 # Usage: run_fault_test.sh MPIEXEC FAULT_TEST NP PATH [kill|stop|stop-idle]
 #   PATH  sockets  equarx's own TCP connections over loopback (EQUARX_DATA_PATH=sockets)
+#         shm      equarx's own shared-memory rings (EQUARX_DATA_PATH=shm)
 #         mpi-shm  MPI point-to-point over shared memory (--mca btl self,vader)
 #         mpi-tcp  MPI point-to-point over Open MPI's TCP BTL: not run by CTest, since Open
 #                  MPI 4.1 may abort or spin the rank that sees the reset (docs/errors.md)
@@ -35,6 +36,7 @@ trap cleanup EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 case $path in
   sockets) mca=(--mca btl self,vader,tcp --mca btl_tcp_if_include lo -x EQUARX_DATA_PATH=sockets) ;;
+  shm) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=shm) ;;
   mpi-shm) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=mpi) ;;
   mpi-tcp) mca=(--mca btl self,tcp --mca btl_tcp_if_include lo -x EQUARX_DATA_PATH=mpi) ;;
   *) echo "unknown path $path"; exit 2 ;;

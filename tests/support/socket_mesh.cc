@@ -25,9 +25,14 @@ transport::AllGather ThreadGather::For(int r, GatherHook hook) {
   };
 }
 
-std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
-                               const std::function<void(int, transport::SocketOptions*)>& options,
-                               const GatherHook& hook) {
+namespace {
+
+// Runs Create(rank, n, gather, options, &transport) on n threads; `options` edits each
+// rank's defaults.
+template <typename Options, typename Create>
+std::vector<Status> ThreadMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
+                               Options defaults, const std::function<void(int, Options*)>& options,
+                               const GatherHook& hook, Create create) {
   out->clear();
   out->resize(size_t(n));
   std::vector<Status> st(static_cast<size_t>(n));
@@ -35,13 +40,27 @@ std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Tra
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
-      transport::SocketOptions o;
-      o.setup_timeout_ms = 5000;
+      Options o = defaults;
       if (options) options(r, &o);
-      st[size_t(r)] = transport::CreateSocketTransport(r, n, gather.For(r, hook), o, &(*out)[size_t(r)]);
+      st[size_t(r)] = create(r, n, gather.For(r, hook), o, &(*out)[size_t(r)]);
     });
   for (auto& t : threads) t.join();
   return st;
+}
+
+}  // namespace
+
+std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
+                               const std::function<void(int, transport::SocketOptions*)>& options,
+                               const GatherHook& hook) {
+  transport::SocketOptions defaults;
+  defaults.setup_timeout_ms = 5000;
+  return ThreadMesh(n, out, defaults, options, hook, transport::CreateSocketTransport);
+}
+
+std::vector<Status> ShmMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
+                            const std::function<void(int, transport::ShmOptions*)>& options) {
+  return ThreadMesh(n, out, transport::ShmOptions{}, options, nullptr, transport::CreateShmTransport);
 }
 
 OneRealRank::OneRealRank(const transport::SocketOptions& rank0_options) : gather_(2) {

@@ -13,6 +13,7 @@
 
 #include "support/rogue.h"
 #include "transport/socket/socket_handshake.h"
+#include "transport/shm/shm_transport.h"
 #include "transport/socket/socket_transport.h"
 
 namespace equarx::testing {
@@ -32,6 +33,11 @@ class ThreadGather {
   std::barrier<> sync_;
   std::vector<uint8_t> board_;
 };
+
+/// Builds an n-rank shared-memory group on n threads (one process: every rank maps the same
+/// segment).
+std::vector<Status> ShmMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
+                            const std::function<void(int, transport::ShmOptions*)>& options = nullptr);
 
 /// Builds an n-rank socket mesh on n threads (setup deadline 5 s unless `options` changes it).
 std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,

@@ -84,7 +84,7 @@ class MpiWorld final : public World {
 
  private:
   std::unique_ptr<Communicator> c_;
-  std::string transport_;  // "mpi", or "mpi+sockets" when the data moves over equarx's TCP
+  std::string transport_;  // "mpi", or "mpi+sockets" / "mpi+shm" when the data moves over equarx's own
 };
 #endif
 
@@ -112,7 +112,7 @@ Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) 
   MpiCommunicatorOptions o;
   if (st.ok()) st = MpiCommunicatorOptions::FromEnvironment(&o);
   if (st.ok()) {
-    MpiWorld w(std::move(c), o.data_path == DataPath::kSockets ? "mpi+sockets" : "mpi");
+    MpiWorld w(std::move(c), o.data_path == DataPath::kMpi ? "mpi" : std::string("mpi+") + DataPathName(o.data_path));
     body(w);
     tools::MpiBarrier(MPI_COMM_WORLD);  // every rank is alive: MPI_Finalize will return
   }

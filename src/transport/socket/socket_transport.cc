@@ -1,7 +1,7 @@
-// equarx socket transport — the data loop over an established mesh: framing, matching of
-// receives by (source, tag) in posting order, progress by poll() on the calling thread, and
-// the failure of one connection's requests when it is lost. Connection setup lives in
-// socket_setup.cc; see socket_transport.h for the design.
+// equarx socket transport — the byte streams of an established mesh: one non-blocking TCP
+// connection per peer, written with sendmsg, read with recv, waited on with poll(). The data
+// loop above them (framing, matching, failures) is the stream transport's
+// (src/transport/stream/); connection setup lives in socket_setup.cc. See socket_transport.h.
 #include "transport/socket/socket_transport.h"
 
 #include <errno.h>
@@ -9,491 +9,107 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstring>
-#include <deque>
-#include <list>
-#include <new>
-#include <vector>
+
+#include "transport/stream/stream_transport.h"
 
 namespace equarx::transport {
 namespace {
 
-constexpr size_t kHeaderBytes = 16;      // {u64 tag, u64 length}, host byte order
-
 std::string ErrnoText(int err) { return std::string(std::strerror(err)); }
 
-// ---- Requests ----
-enum class Kind : uint8_t { kSend, kRecv };
-enum class Outcome : uint8_t { kPending, kOk, kLength, kPeerLost, kCancelled };
-
-// Lives inside Request::state. A receive is linked into its peer's `posted` list (or claims an
-// unexpected message); a send is referenced by an Outgoing in its peer's send queue.
-struct Entry {
-  Entry* prev = nullptr;
-  Entry* next = nullptr;
-  Kind kind = Kind::kSend;
-  Outcome outcome = Outcome::kPending;
-  int peer = 0;
-  uint64_t tag = 0;
-  uint8_t* buf = nullptr;
-  size_t bytes = 0;
-  size_t got = 0;  // a receive: length of the message that matched it
-};
-static_assert(sizeof(Entry) <= sizeof(Request::state), "Request storage too small");
-
-Entry* AsEntry(Request* r) { return std::launder(reinterpret_cast<Entry*>(r->state)); }
-
-// A message waiting to go out: header then payload. `entry` is null once the caller cancelled
-// it mid-flight (then the rest of the payload lives in `owned`).
-struct Outgoing {
-  Entry* entry = nullptr;
-  uint8_t header[kHeaderBytes];
-  const uint8_t* data = nullptr;
-  size_t bytes = 0;
-  size_t sent = 0;  // header and payload bytes written so far
-  std::vector<uint8_t> owned;
-};
-
-// A message that arrived before its receive was posted. `data` grows as the payload arrives
-// (never sized by the header alone); `length` was reserved from the peer's budget.
-struct Unexpected {
-  uint64_t tag = 0;
-  size_t length = 0;
-  std::vector<uint8_t> data;
-  bool complete = false;
-  Entry* claimed = nullptr;  // the receive that takes it when it completes
-};
-
-struct Peer {
-  int fd = -1;
-  bool lost = false;
-  std::string why;  // why the connection was lost
-  std::deque<Outgoing> sendq;
-  Entry* posted_head = nullptr;  // receives in posting order
-  Entry* posted_tail = nullptr;
-  std::list<Unexpected> unexpected;  // a list: `into` must survive erasing others
-  size_t buffered = 0;               // the lengths of `unexpected`, against the budget
-  // A header whose message has no receive yet and does not fit the budget: reading stops
-  // here (TCP flow control holds the sender) until a receive for it is posted or the
-  // budget frees up.
-  bool parked = false;
-  // The message being read: header, then payload into `target` (a posted receive's buffer),
-  // an Unexpected's data, or nowhere (a cancelled or mis-sized receive: discard).
-  uint8_t header[kHeaderBytes];
-  size_t header_got = 0;
-  bool in_payload = false;
-  uint64_t length = 0, payload_got = 0;
-  Entry* target = nullptr;
-  Unexpected* into = nullptr;
-
-  void Post(Entry* e) {
-    e->prev = posted_tail;
-    e->next = nullptr;
-    (posted_tail ? posted_tail->next : posted_head) = e;
-    posted_tail = e;
-  }
-  void Unlink(Entry* e) {
-    (e->prev ? e->prev->next : posted_head) = e->next;
-    (e->next ? e->next->prev : posted_tail) = e->prev;
-    e->prev = e->next = nullptr;
-  }
-  Entry* TakePosted(uint64_t tag) {
-    for (Entry* e = posted_head; e; e = e->next)
-      if (e->tag == tag) {
-        Unlink(e);
-        return e;
-      }
-    return nullptr;
-  }
-  bool IsPosted(const Entry* e) const {
-    for (const Entry* p = posted_head; p; p = p->next)
-      if (p == e) return true;
-    return false;
-  }
-};
-
-void Finish(Entry* e, Outcome o) {
-  if (e && e->outcome == Outcome::kPending) e->outcome = o;
-}
-
-// Delivers a complete unexpected message to the receive that claimed (or now matches) it.
-void Deliver(const Unexpected& u, Entry* e) {
-  e->got = u.length;
-  if (u.length != e->bytes) return Finish(e, Outcome::kLength);
-  if (e->bytes) std::memcpy(e->buf, u.data.data(), e->bytes);
-  Finish(e, Outcome::kOk);
-}
-
-class SocketTransport final : public Transport {
+class SocketStreams final : public ByteStreams {
  public:
-  SocketTransport(int rank, std::vector<int> fds, const SocketOptions& o)
-      : rank_(rank), peers_(fds.size()), max_message_(o.max_message_bytes),
-        max_unexpected_(o.max_unexpected_bytes) {
-    for (size_t p = 0; p < fds.size(); ++p) peers_[p].fd = fds[p];
+  explicit SocketStreams(std::vector<int> fds) : fds_(std::move(fds)) {}
+  ~SocketStreams() override {
+    for (int fd : fds_)
+      if (fd >= 0) close(fd);
   }
-  ~SocketTransport() override {
-    for (Peer& p : peers_)
-      if (p.fd >= 0) close(p.fd);
-  }
+  int size() const override { return int(fds_.size()); }
+  const char* name() const override { return "socket"; }
 
-  int rank() const override { return rank_; }
-  int size() const override { return int(peers_.size()); }
-
-  Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override {
-    EQUARX_RETURN_IF_ERROR(CheckPeer(peer, "send to"));
-    if (bytes > max_message_)
-      return Unsupported("a single message of " + std::to_string(bytes) + " bytes exceeds the socket " +
-                         "transport's limit of " + std::to_string(max_message_) + "; use more microshards");
-    Entry* e = Init(req, Kind::kSend, peer, tag, const_cast<void*>(buf), bytes);
-    bytes_sent_ += bytes;
-    if (peer == rank_) return SelfMatch(e);
-    Peer& p = peers_[size_t(peer)];
-    if (p.lost) {
-      Finish(e, Outcome::kPeerLost);
-      return Status::Ok();
-    }
-    Outgoing& o = p.sendq.emplace_back();
-    o.entry = e;
-    const uint64_t h[2] = {tag, uint64_t(bytes)};
-    std::memcpy(o.header, h, kHeaderBytes);
-    o.data = static_cast<const uint8_t*>(buf);
-    o.bytes = bytes;
-    if (p.sendq.size() == 1) Write(p);  // start at once: the kernel moves it from here on
-    return Status::Ok();
-  }
-
-  Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override {
-    EQUARX_RETURN_IF_ERROR(CheckPeer(peer, "receive from"));
-    Entry* e = Init(req, Kind::kRecv, peer, tag, buf, bytes);
-    if (peer == rank_) return SelfMatch(e);
-    Peer& p = peers_[size_t(peer)];
-    for (auto it = p.unexpected.begin(); it != p.unexpected.end(); ++it) {
-      if (it->tag != tag || it->claimed) continue;
-      if (!it->complete) {
-        it->claimed = e;  // still arriving: delivered when its last byte is in
-        return Status::Ok();
+  Io Write(int peer, const Piece* pieces, int n, size_t* written, std::string* why) override {
+    iovec iov[4];
+    for (int i = 0; i < n && i < 4; ++i) iov[i] = {const_cast<uint8_t*>(pieces[i].data), pieces[i].bytes};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = size_t(n < 4 ? n : 4);
+    for (;;) {
+      const ssize_t w = sendmsg(fds_[size_t(peer)], &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w >= 0) {
+        *written = size_t(w);
+        return w > 0 ? Io::kOk : Io::kWouldBlock;
       }
-      Deliver(*it, e);
-      p.buffered -= it->length;
-      p.unexpected.erase(it);
-      Unpark(p);  // the budget grew
-      return Status::Ok();
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Io::kWouldBlock;
+      *why = "send failed: " + ErrnoText(errno);
+      return Io::kClosed;
     }
-    if (p.lost) {
-      Finish(e, Outcome::kPeerLost);
-      return Status::Ok();
-    }
-    p.Post(e);
-    Unpark(p);  // the held message may be this one
-    return Status::Ok();
   }
 
-  Status Wait(Request* req, Deadline deadline) override {
-    Entry* e = AsEntry(req);
-    while (e->outcome == Outcome::kPending) {
-      const auto now = Clock::now();
-      if (now >= deadline)
-        return WaitTimedOut(e->kind == Kind::kSend, e->peer);
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-      Progress(int(std::min<int64_t>(left.count() + 1, 1000)));
-    }
-    return ResultOf(e);
-  }
-
-  bool Test(Request* req, Status* status) override {
-    Entry* e = AsEntry(req);
-    if (e->outcome == Outcome::kPending) Progress(0);
-    if (e->outcome == Outcome::kPending) return false;
-    *status = ResultOf(e);
-    return true;
-  }
-
-  void Cancel(Request* req) override {
-    Entry* e = AsEntry(req);
-    if (e->outcome != Outcome::kPending) return;
-    e->outcome = Outcome::kCancelled;
-    if (e->peer == rank_) {
-      self_.erase(std::remove(self_.begin(), self_.end(), e), self_.end());
-      return;
-    }
-    Peer& p = peers_[size_t(e->peer)];
-    if (e->kind == Kind::kRecv) {
-      if (p.target == e) p.target = nullptr;  // the rest of that message is discarded
-      for (Unexpected& u : p.unexpected)
-        if (u.claimed == e) u.claimed = nullptr;  // stays queued for a later receive
-      if (p.IsPosted(e)) p.Unlink(e);
-      return;
-    }
-    for (auto it = p.sendq.begin(); it != p.sendq.end(); ++it) {
-      if (it->entry != e) continue;
-      if (it->sent == 0) {
-        p.sendq.erase(it);  // nothing of it on the wire yet
-      } else {
-        // Partly written: the stream must carry the rest, from a copy of our own.
-        const size_t done = it->sent > kHeaderBytes ? it->sent - kHeaderBytes : 0;
-        it->owned.assign(it->data + done, it->data + it->bytes);
-        it->data = it->owned.data();
-        it->bytes -= done;
-        it->sent -= done;
-        it->entry = nullptr;
+  Io Read(int peer, void* dst, size_t want, size_t* got, std::string* why) override {
+    for (;;) {
+      const ssize_t r = recv(fds_[size_t(peer)], dst, want, MSG_DONTWAIT);
+      if (r > 0) {
+        *got = size_t(r);
+        return Io::kOk;
       }
-      return;
-    }
-  }
-
-  uint64_t bytes_sent() const override { return bytes_sent_; }
-
- private:
-  Status CheckPeer(int peer, const char* what) const {
-    if (peer < 0 || peer >= size()) return InvalidArgument(std::string(what) + " rank out of range");
-    return Status::Ok();
-  }
-  Entry* Init(Request* req, Kind kind, int peer, uint64_t tag, void* buf, size_t bytes) {
-    Entry* e = new (req->state) Entry();
-    e->kind = kind;
-    e->peer = peer;
-    e->tag = tag;
-    e->buf = static_cast<uint8_t*>(buf);
-    e->bytes = bytes;
-    return e;
-  }
-  Status ResultOf(const Entry* e) const {
-    switch (e->outcome) {
-      case Outcome::kOk: return Status::Ok();
-      case Outcome::kLength:
-        return LengthMismatch(e->peer, e->got, e->bytes);
-      case Outcome::kPeerLost:
-        return RemoteError("connection to rank " + std::to_string(e->peer) + " lost: " +
-                           peers_[size_t(e->peer)].why);
-      default: return Internal("request was cancelled");
-    }
-  }
-
-  // Messages to ourselves: matched in memory, never touching a socket.
-  Status SelfMatch(Entry* e) {
-    for (auto it = self_.begin(); it != self_.end(); ++it) {
-      Entry* o = *it;
-      if (o->kind == e->kind || o->tag != e->tag) continue;
-      self_.erase(it);
-      if (e->kind == Kind::kSend) MatchSelf(e, o); else MatchSelf(o, e);
-      return Status::Ok();
-    }
-    self_.push_back(e);
-    return Status::Ok();
-  }
-  void MatchSelf(Entry* s, Entry* r) {
-    r->got = s->bytes;
-    if (s->bytes != r->bytes) {
-      Finish(r, Outcome::kLength);
-      Finish(s, Outcome::kLength);
-      return;
-    }
-    if (s->bytes) std::memcpy(r->buf, s->buf, s->bytes);
-    Finish(r, Outcome::kOk);
-    Finish(s, Outcome::kOk);
-  }
-
-  // Marks the connection dead: every request still tied to it fails.
-  void Lose(Peer& p, std::string why) {
-    if (p.lost) return;
-    p.lost = true;
-    p.why = std::move(why);
-    for (Outgoing& o : p.sendq) Finish(o.entry, Outcome::kPeerLost);
-    p.sendq.clear();
-    while (Entry* e = p.posted_head) {
-      p.Unlink(e);
-      Finish(e, Outcome::kPeerLost);
-    }
-    Finish(p.target, Outcome::kPeerLost);
-    p.target = nullptr;
-    for (auto it = p.unexpected.begin(); it != p.unexpected.end();) {
-      if (it->complete) { ++it; continue; }  // whole messages can still be received
-      Finish(it->claimed, Outcome::kPeerLost);
-      p.buffered -= it->length;
-      it = p.unexpected.erase(it);
-    }
-    p.into = nullptr;
-    p.parked = false;
-    close(p.fd);
-    p.fd = -1;
-  }
-
-  void Write(Peer& p) {
-    while (!p.lost && !p.sendq.empty()) {
-      Outgoing& o = p.sendq.front();
-      iovec iov[2];
-      int n = 0;
-      if (o.sent < kHeaderBytes) iov[n++] = {o.header + o.sent, kHeaderBytes - o.sent};
-      const size_t done = o.sent > kHeaderBytes ? o.sent - kHeaderBytes : 0;
-      if (o.bytes > done) iov[n++] = {const_cast<uint8_t*>(o.data) + done, o.bytes - done};
-      ssize_t w = 0;
-      if (n > 0) {
-        msghdr m{};
-        m.msg_iov = iov;
-        m.msg_iovlen = size_t(n);
-        w = sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0) {
-          if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-          if (errno == EINTR) continue;
-          return Lose(p, "send failed: " + ErrnoText(errno));
-        }
+      if (r == 0) {
+        *why = "the peer closed the connection";
+        return Io::kClosed;
       }
-      o.sent += size_t(w);
-      if (o.sent < kHeaderBytes + o.bytes) continue;
-      Finish(o.entry, Outcome::kOk);
-      p.sendq.pop_front();
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Io::kWouldBlock;
+      *why = "receive failed: " + ErrnoText(errno);
+      return Io::kClosed;
     }
   }
 
-  // Reads whatever the socket holds, message by message, up to a held header.
-  void Read(Peer& p) {
-    while (!p.lost && !p.parked) {
-      uint8_t* dst;
-      size_t want;
-      if (!p.in_payload) {
-        dst = p.header + p.header_got;
-        want = kHeaderBytes - p.header_got;
-      } else if (p.target) {
-        dst = p.target->buf + p.payload_got;
-        want = size_t(p.length - p.payload_got);
-      } else if (p.into) {
-        std::vector<uint8_t>& d = p.into->data;
-        if (d.size() == p.payload_got)  // grow with what arrives: doubling, from 64 KiB
-          d.resize(std::min<size_t>(p.into->length, std::max<size_t>(2 * d.size(), 1 << 16)));
-        dst = d.data() + p.payload_got;
-        want = d.size() - size_t(p.payload_got);
-      } else {
-        discard_.resize(std::max<size_t>(discard_.size(), 1 << 16));
-        dst = discard_.data();
-        want = size_t(std::min<uint64_t>(p.length - p.payload_got, discard_.size()));
-      }
-      ssize_t r = want ? recv(p.fd, dst, want, MSG_DONTWAIT) : 0;
-      if (want && r == 0) return Lose(p, "the peer closed the connection");
-      if (r < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-        if (errno == EINTR) continue;
-        return Lose(p, "receive failed: " + ErrnoText(errno));
-      }
-      if (!p.in_payload) {
-        p.header_got += size_t(r);
-        if (p.header_got == kHeaderBytes) StartPayload(p);
-      } else {
-        p.payload_got += uint64_t(r);
-      }
-      if (p.in_payload && p.payload_got == p.length) EndPayload(p);
+  void Wait(const std::vector<Interest>& interest, int timeout_ms, std::vector<Ready>* ready) override {
+    pfds_.clear();
+    for (const Interest& in : interest) {
+      // A peer not being read is still watched for its hang-up.
+      const short ev = short((in.read ? POLLIN : POLLRDHUP) | (in.write ? POLLOUT : 0));
+      pfds_.push_back({fds_[size_t(in.peer)], ev, 0});
     }
-  }
-  // A whole header is in: where does its payload go?
-  void StartPayload(Peer& p) {
-    uint64_t h[2];
-    std::memcpy(h, p.header, kHeaderBytes);
-    p.header_got = 0;
-    p.parked = false;
-    if (h[1] > max_message_)  // no rank sends this: the stream cannot be trusted further
-      return Lose(p, "protocol error: a frame header announced " + std::to_string(h[1]) +
-                         " bytes, more than the " + std::to_string(max_message_) + "-byte limit");
-    p.length = h[1];
-    p.payload_got = 0;
-    p.target = p.TakePosted(h[0]);
-    p.into = nullptr;
-    if (p.target) {
-      p.target->got = size_t(p.length);
-      if (p.length != p.target->bytes) {  // wrong size: report it, drop the payload
-        Finish(p.target, Outcome::kLength);
-        p.target = nullptr;
-      }
-      p.in_payload = true;
-      return;
-    }
-    if (p.length > max_unexpected_ - p.buffered) {  // hold it in the kernel for now
-      p.parked = true;
-      return;
-    }
-    Unexpected& u = p.unexpected.emplace_back();
-    u.tag = h[0];
-    u.length = size_t(p.length);
-    p.buffered += u.length;
-    p.into = &u;
-    p.in_payload = true;
-  }
-  // Retries a held header after a receive was posted or the budget grew.
-  void Unpark(Peer& p) {
-    if (!p.parked) return;
-    StartPayload(p);
-    if (p.in_payload && p.length == 0) EndPayload(p);
-  }
-  void EndPayload(Peer& p) {
-    p.in_payload = false;
-    if (p.target) Finish(p.target, Outcome::kOk);
-    if (p.into) {
-      p.into->complete = true;
-      if (Entry* e = p.into->claimed) {
-        Deliver(*p.into, e);
-        p.buffered -= p.into->length;
-        // The claimed message is the newest unexpected one or an older still-arriving one;
-        // find and drop it.
-        for (auto it = p.unexpected.begin(); it != p.unexpected.end(); ++it)
-          if (&*it == p.into) {
-            p.unexpected.erase(it);
-            break;
-          }
-      }
-    }
-    p.target = nullptr;
-    p.into = nullptr;
-  }
-
-  // One round of progress: writes and reads on every connection that is ready, waiting up to
-  // `timeout_ms` for one to become ready.
-  void Progress(int timeout_ms) {
-    fds_.clear();
-    index_.clear();
-    for (size_t i = 0; i < peers_.size(); ++i) {
-      Peer& p = peers_[i];
-      if (p.lost || p.fd < 0) continue;
-      // A held peer is not read, but its hang-up must still be seen.
-      const short in = p.parked ? POLLRDHUP : POLLIN;
-      fds_.push_back({p.fd, short(in | (p.sendq.empty() ? 0 : POLLOUT)), 0});
-      index_.push_back(i);
-    }
-    if (fds_.empty()) {  // nothing to wait on but the deadline
+    if (pfds_.empty()) {  // nothing to wait on but the deadline
       poll(nullptr, 0, timeout_ms);
       return;
     }
-    int n = poll(fds_.data(), nfds_t(fds_.size()), timeout_ms);
-    if (n <= 0) return;
-    for (size_t k = 0; k < fds_.size(); ++k) {
-      const short ev = fds_[k].revents;
+    if (poll(pfds_.data(), nfds_t(pfds_.size()), timeout_ms) <= 0) return;
+    for (size_t k = 0; k < pfds_.size(); ++k) {
+      const short ev = pfds_[k].revents;
       if (!ev) continue;
-      Peer& p = peers_[index_[k]];
-      if (ev & POLLOUT) Write(p);
-      if (p.parked && (ev & (POLLRDHUP | POLLHUP | POLLERR))) {
-        Lose(p, "the peer closed the connection while its next message (" + std::to_string(p.length) +
-                    " bytes) waited for a receive");
-        continue;
-      }
-      if (ev & (POLLIN | POLLHUP | POLLERR)) Read(p);
-      if (!p.lost && (ev & (POLLHUP | POLLERR)) && !(ev & POLLIN))
-        Lose(p, "the connection failed");
+      Ready r;
+      r.peer = interest[k].peer;
+      r.writable = ev & POLLOUT;
+      r.readable = ev & POLLIN;
+      r.hangup = ev & (POLLRDHUP | POLLHUP | POLLERR);
+      // A hang-up with data still to read is seen by Read (end of stream); without, it is
+      // a failed connection, or one closed while its next message waited for a receive.
+      r.why = interest[k].read ? "the connection failed" : "the peer closed the connection";
+      ready->push_back(std::move(r));
     }
   }
 
-  int rank_;
-  std::vector<Peer> peers_;
-  std::vector<Entry*> self_;  // unmatched messages to/from ourselves, in posting order
-  std::vector<pollfd> fds_;
-  std::vector<size_t> index_;
-  std::vector<uint8_t> discard_;
-  uint64_t bytes_sent_ = 0;
-  const size_t max_message_;     // SocketOptions::max_message_bytes
-  const size_t max_unexpected_;  // SocketOptions::max_unexpected_bytes, per peer
+  void Close(int peer) override {
+    int& fd = fds_[size_t(peer)];
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+
+ private:
+  std::vector<int> fds_;
+  std::vector<pollfd> pfds_;
 };
 
 }  // namespace
 
 std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options) {
-  return std::make_unique<SocketTransport>(rank, std::move(fds), options);
+  StreamLimits limits;
+  limits.max_message_bytes = options.max_message_bytes;
+  limits.max_unexpected_bytes = options.max_unexpected_bytes;
+  return MakeStreamTransport(rank, std::make_unique<SocketStreams>(std::move(fds)), limits);
 }
 
 }  // namespace equarx::transport

@@ -58,9 +58,6 @@ struct SocketOptions {
   size_t max_unexpected_bytes = size_t(16) << 20;
 };
 
-/// Gathers `bytes` bytes from every rank into `all` (rank r's at all + r * bytes). Collective.
-using AllGather = std::function<Status(const void* mine, size_t bytes, void* all)>;
-
 /// Builds the mesh of this rank's connections. Collective over the group: every rank must
 /// call it with the same `size`.
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,

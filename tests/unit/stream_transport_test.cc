@@ -1,8 +1,11 @@
-// The socket transport, one thread per rank over loopback: matching by (source, tag) in
-// posting order, messages that arrive before their receive, large messages both ways at once,
-// cancellation (including a send already partly on the wire), length errors, deadlines, a
+// The transports built on byte streams, one thread per rank: TCP over loopback (socket) and
+// rings in shared memory (shm), the same tests for both: matching by (source, tag) in posting
+// order, messages that arrive before their receive, large messages every way at once,
+// cancellation (including a send already partly in the stream), length errors, deadlines, a
 // lost peer reported as kRemoteError long before the deadline, set-up failures reported on
-// every rank, and whole AllReduces bitwise equal to the in-process transport's.
+// every rank, and whole AllReduces bitwise equal to the in-process transport's. The shm
+// transport's cross-process failures (a killed or stopped peer process) are in
+// shm_transport_test.cc.
 #include "transport/socket/socket_transport.h"
 
 #include <gtest/gtest.h>
@@ -27,11 +30,19 @@ std::vector<Status> Mesh(int n, std::vector<std::unique_ptr<Transport>>* out,
   return testing::SocketMesh(n, out, options);
 }
 
-void MeshOk(int n, std::vector<std::unique_ptr<Transport>>* t) {
-  for (const Status& s : Mesh(n, t)) ASSERT_TRUE(s.ok()) << s.ToString();
-}
+// Each test below runs on both backends (the parameter).
+class Stream : public ::testing::TestWithParam<const char*> {
+ protected:
+  void MeshOk(int n, std::vector<std::unique_ptr<Transport>>* t) {
+    const std::vector<Status> st =
+        std::string(GetParam()) == "shm" ? testing::ShmMesh(n, t) : testing::SocketMesh(n, t);
+    for (const Status& s : st) ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Backends, Stream, ::testing::Values("socket", "shm"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
-TEST(Socket, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {
+TEST_P(Stream, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   int v[3] = {1, 2, 3}, got[3] = {}, late = 0, x = 42;
@@ -62,7 +73,7 @@ TEST(Socket, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {
   EXPECT_EQ(b, 5);
 }
 
-TEST(Socket, LargeMessagesEveryWayAtOnce) {
+TEST_P(Stream, LargeMessagesEveryWayAtOnce) {
   // 3 ranks each send 8 MiB to both others before waiting on anything: far more than the
   // kernel buffers, so this only completes if waiting on one request progresses all of them.
   std::vector<std::unique_ptr<Transport>> t;
@@ -87,12 +98,15 @@ TEST(Socket, LargeMessagesEveryWayAtOnce) {
       for (Request& q : reqs) ASSERT_TRUE(t[size_t(r)]->Wait(&q, In(20000)).ok());
     });
   for (auto& x : th) x.join();
-  for (int r = 0; r < 3; ++r)
-    for (int p = 0; p < 3; ++p)
-      if (p != r) EXPECT_EQ(dst[size_t(3 * r + p)], src[size_t(p)]) << r << " from " << p;
+  for (int r = 0; r < 3; ++r) {
+    for (int p = 0; p < 3; ++p) {
+      if (p == r) continue;
+      EXPECT_EQ(dst[size_t(3 * r + p)], src[size_t(p)]) << r << " from " << p;
+    }
+  }
 }
 
-TEST(Socket, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
+TEST_P(Stream, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   char big[16] = {}, small[8];
@@ -109,7 +123,7 @@ TEST(Socket, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
   EXPECT_EQ(got, 11);
 }
 
-TEST(Socket, CancelledReceiveLeavesTheMessageForTheNextOne) {
+TEST_P(Stream, CancelledReceiveLeavesTheMessageForTheNextOne) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   int x = 3, y = 0, z = 0;
@@ -123,7 +137,7 @@ TEST(Socket, CancelledReceiveLeavesTheMessageForTheNextOne) {
   EXPECT_EQ(z, 3);
 }
 
-TEST(Socket, CancelledSendInFlightStillArrivesWhole) {
+TEST_P(Stream, CancelledSendInFlightStillArrivesWhole) {
   // A send the kernel has only partly taken: after Cancel the caller may reuse its buffer,
   // and the receiver still gets the original bytes followed by the next message.
   std::vector<std::unique_ptr<Transport>> t;
@@ -136,7 +150,7 @@ TEST(Socket, CancelledSendInFlightStillArrivesWhole) {
   int tail = 77, tail_got = 0;
   ASSERT_TRUE(t[0]->Isend(1, 1, a.data(), n, &s).ok());
   Status st;
-  EXPECT_FALSE(t[0]->Test(&s, &st));  // 16 MiB cannot all be in the kernel yet
+  EXPECT_FALSE(t[0]->Test(&s, &st));  // 16 MiB cannot all be in the kernel (or the ring) yet
   t[0]->Cancel(&s);
   std::fill(a.begin(), a.end(), uint8_t(0xEE));  // the buffer is ours again
   ASSERT_TRUE(t[0]->Isend(1, 2, &tail, sizeof tail, &s2).ok());
@@ -152,7 +166,7 @@ TEST(Socket, CancelledSendInFlightStillArrivesWhole) {
   EXPECT_EQ(tail_got, 77);
 }
 
-TEST(Socket, NothingArrivingIsATimeoutAtTheDeadline) {
+TEST_P(Stream, NothingArrivingIsATimeoutAtTheDeadline) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   int y = 0;
@@ -167,13 +181,13 @@ TEST(Socket, NothingArrivingIsATimeoutAtTheDeadline) {
   t[1]->Cancel(&r);
 }
 
-TEST(Socket, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
+TEST_P(Stream, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(3, &t);
   int y = 0, z = 0;
   Request r, r2, s;
   ASSERT_TRUE(t[0]->Irecv(2, 1, &y, sizeof y, &r).ok());
-  t[2].reset();  // rank 2 goes away: its connections close
+  t[2].reset();  // rank 2 goes away: its connections (or rings) close
   const auto t0 = Clock::now();
   Status st = t[0]->Wait(&r, In(10000));
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -191,6 +205,43 @@ TEST(Socket, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
   EXPECT_EQ(z, 9);
 }
 
+TEST(Shm, SetupFailureOnOneRankIsReportedOnEveryRank) {
+  std::vector<std::unique_ptr<Transport>> t;
+  std::vector<Status> st = testing::ShmMesh(3, &t, [](int r, ShmOptions* o) {
+    if (r == 0) o->ring_bytes = 8;  // rank 0 sizes the group's rings
+  });
+  EXPECT_EQ(st[0].code(), StatusCode::kInvalidArgument) << st[0].ToString();
+  EXPECT_NE(st[0].message().find("ring_bytes 8"), std::string::npos) << st[0].ToString();
+  for (int r : {1, 2}) {
+    EXPECT_EQ(st[size_t(r)].code(), StatusCode::kInvalidArgument) << st[size_t(r)].ToString();
+    EXPECT_NE(st[size_t(r)].message().find("failed on rank 0"), std::string::npos) << st[size_t(r)].ToString();
+  }
+}
+
+TEST(Shm, SmallRingsCarryLargeMessagesInOrder) {
+  // 64-byte rings: every message wraps many times, headers split across the end.
+  std::vector<std::unique_ptr<Transport>> t;
+  for (const Status& s : testing::ShmMesh(2, &t, [](int, ShmOptions* o) { o->ring_bytes = 64; }))
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  std::vector<uint8_t> a(100003), b(a.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 13 + 5);
+  int x = 7, y = 0;
+  Request s1, s2, r1, r2;
+  std::thread tx([&] {
+    ASSERT_TRUE(t[0]->Isend(1, 1, a.data(), a.size(), &s1).ok());
+    ASSERT_TRUE(t[0]->Isend(1, 2, &x, sizeof x, &s2).ok());
+    ASSERT_TRUE(t[0]->Wait(&s1, In(20000)).ok());
+    ASSERT_TRUE(t[0]->Wait(&s2, In(20000)).ok());
+  });
+  ASSERT_TRUE(t[1]->Irecv(0, 2, &y, sizeof y, &r2).ok());  // posted first, arrives second
+  ASSERT_TRUE(t[1]->Irecv(0, 1, b.data(), b.size(), &r1).ok());
+  ASSERT_TRUE(t[1]->Wait(&r2, In(20000)).ok());
+  ASSERT_TRUE(t[1]->Wait(&r1, In(20000)).ok());
+  tx.join();
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(y, 7);
+}
+
 TEST(Socket, SetupFailureOnOneRankIsReportedOnEveryRank) {
   std::vector<std::unique_ptr<Transport>> t;
   const auto t0 = Clock::now();
@@ -206,11 +257,11 @@ TEST(Socket, SetupFailureOnOneRankIsReportedOnEveryRank) {
   }
 }
 
-TEST(Socket, AllReduceIsBitwiseEqualToInProcess) {
+TEST_P(Stream, AllReduceIsBitwiseEqualToInProcess) {
   const int n = 4;
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(n, &t);
-  std::vector<std::unique_ptr<Communicator>> sock;
+  std::vector<std::unique_ptr<Communicator>> sock;  // over this test's backend
   for (auto& x : t) sock.push_back(std::make_unique<Communicator>(std::move(x)));
   std::vector<std::unique_ptr<Communicator>> inproc;
   ASSERT_TRUE(CreateInProcessGroup(n, &inproc).ok());

@@ -1,0 +1,441 @@
+// equarx shared-memory transport — the segment, its rings and the waits (see shm_transport.h).
+#include "transport/shm/shm_transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "transport/socket/hmac_sha256.h"  // OsRandom
+#include "transport/stream/stream_transport.h"
+
+namespace equarx::transport {
+namespace {
+
+constexpr uint64_t kMagic = 0x657175617278534dull;  // "equarxSM"
+constexpr int kSliceMs = 50;                         // longest sleep between liveness checks
+
+static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
+              "the rings need address-free atomics");
+
+struct alignas(64) Header {
+  uint64_t magic;
+  uint64_t nonce[2];
+  uint64_t size;
+  uint64_t ring_bytes;
+};
+struct alignas(64) Slot {  // one per rank
+  std::atomic<uint32_t> bell;      // bumped by whoever moved one of this rank's rings
+  std::atomic<uint32_t> sleeping;  // 1 while this rank may be in futex_wait on `bell`
+};
+struct alignas(64) RingEnd {
+  std::atomic<uint64_t> index;   // head (bytes ever written) or tail (bytes ever read)
+  std::atomic<uint32_t> closed;  // this end was closed: the writer's or the reader's
+};
+struct Ring {
+  RingEnd head;  // the writer's end
+  RingEnd tail;  // the reader's end
+};
+
+size_t Align64(size_t x) { return (x + 63) & ~size_t(63); }
+
+struct Layout {
+  size_t slots, rings, data, total;
+  Layout(size_t n, size_t ring_bytes) {
+    slots = Align64(sizeof(Header));
+    rings = slots + n * sizeof(Slot);
+    data = Align64(rings + n * n * sizeof(Ring));
+    total = data + n * n * ring_bytes;
+  }
+};
+
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, ts, nullptr, 0);
+}
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+// What every rank publishes at set-up. Rank 0's also names the segment.
+struct Card {
+  uint64_t magic;
+  int32_t ok;  // 0: this rank failed (error says why)
+  int32_t pid;
+  uint64_t pidns;  // inode of /proc/self/ns/pid
+  char boot_id[40];
+  char segment[48];  // rank 0: the segment's name
+  uint64_t nonce[2];  // rank 0: the nonce in the segment's header
+  char error[160];
+};
+
+uint64_t PidNamespace() {
+  struct stat st{};
+  return stat("/proc/self/ns/pid", &st) == 0 ? uint64_t(st.st_ino) : 0;
+}
+
+void BootId(char* out, size_t n) {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string s;
+  std::getline(f, s);
+  std::snprintf(out, n, "%s", s.c_str());
+}
+
+// The mapping, unmapped when the last user goes.
+struct Mapping {
+  void* base = MAP_FAILED;
+  size_t bytes = 0;
+  ~Mapping() {
+    if (base != MAP_FAILED) munmap(base, bytes);
+  }
+};
+
+class ShmStreams final : public ByteStreams {
+ public:
+  ShmStreams(int rank, int size, std::unique_ptr<Mapping> map, std::vector<int> pids)
+      : rank_(rank), size_(size), map_(std::move(map)), pids_(std::move(pids)),
+        pidfds_(size_t(size), -1), dead_(size_t(size), 0), closed_(size_t(size), 0) {
+    auto* base = static_cast<uint8_t*>(map_->base);
+    const Header* h = reinterpret_cast<const Header*>(base);
+    ring_bytes_ = h->ring_bytes;
+    const Layout l(size_t(size), ring_bytes_);
+    slots_ = reinterpret_cast<Slot*>(base + l.slots);
+    rings_ = reinterpret_cast<Ring*>(base + l.rings);
+    data_ = base + l.data;
+    for (int p = 0; p < size; ++p) {
+      if (p == rank || pids_[size_t(p)] == getpid()) continue;  // threads as ranks: one process
+#ifdef SYS_pidfd_open
+      pidfds_[size_t(p)] = int(syscall(SYS_pidfd_open, pids_[size_t(p)], 0));
+#endif
+    }
+  }
+  ~ShmStreams() override {
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_) Close(p);
+    for (int fd : pidfds_)
+      if (fd >= 0) close(fd);
+  }
+  int size() const override { return size_; }
+  const char* name() const override { return "shared-memory"; }
+
+  Io Write(int peer, const Piece* pieces, int n, size_t* written, std::string* why) override {
+    Ring& r = ring(rank_, peer);
+    if (r.tail.closed.load(std::memory_order_acquire)) return Closed(peer, "closed its end", why);
+    if (dead_[size_t(peer)]) return Closed(peer, "", why);  // looked at by Wait, once per slice
+    const uint64_t head = r.head.index.load(std::memory_order_relaxed);  // ours alone
+    const uint64_t tail = r.tail.index.load(std::memory_order_acquire);
+    size_t room = size_t(ring_bytes_ - (head - tail));
+    if (room == 0) return Io::kWouldBlock;
+    uint8_t* data = ring_data(rank_, peer);
+    size_t w = 0;
+    for (int i = 0; i < n && room > 0; ++i) {
+      const size_t k = std::min(room, pieces[i].bytes);
+      Copy(data, head + w, pieces[i].data, k, /*into_ring=*/true);
+      w += k;
+      room -= k;
+    }
+    if (w == 0) return Io::kWouldBlock;
+    r.head.index.store(head + w, std::memory_order_release);
+    Notify(peer);
+    *written = w;
+    return Io::kOk;
+  }
+
+  Io Read(int peer, void* dst, size_t want, size_t* got, std::string* why) override {
+    Ring& r = ring(peer, rank_);
+    // The closed flag and death are read before the head: what was sent before either is
+    // still delivered.
+    const bool ended = r.head.closed.load(std::memory_order_acquire) != 0;
+    const bool dead = !ended && dead_[size_t(peer)];  // looked at by Wait, once per slice
+    const uint64_t head = r.head.index.load(std::memory_order_acquire);
+    const uint64_t tail = r.tail.index.load(std::memory_order_relaxed);  // ours alone
+    const size_t avail = size_t(head - tail);
+    if (avail == 0) {
+      if (ended) return Closed(peer, "closed its end", why);
+      if (dead) return Closed(peer, "", why);
+      return Io::kWouldBlock;
+    }
+    const size_t k = std::min(avail, want);
+    Copy(ring_data(peer, rank_), tail, dst, k, /*into_ring=*/false);
+    r.tail.index.store(tail + k, std::memory_order_release);
+    Notify(peer);
+    *got = k;
+    return Io::kOk;
+  }
+
+  void Wait(const std::vector<Interest>& interest, int timeout_ms, std::vector<Ready>* ready) override {
+    const auto until = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+    Slot& me = slots_[rank_];
+    for (;;) {
+      me.sleeping.store(1, std::memory_order_seq_cst);
+      const uint32_t seen = me.bell.load(std::memory_order_seq_cst);
+      Scan(interest, ready);
+      const auto now = Clock::now();
+      if (!ready->empty() || now >= until) {
+        me.sleeping.store(0, std::memory_order_relaxed);
+        return;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(until - now).count();
+      const long us = long(std::min<int64_t>(left, kSliceMs * 1000));
+      timespec ts{us / 1000000, (us % 1000000) * 1000};
+      Futex(&me.bell, FUTEX_WAIT, seen, &ts);  // returns at once if the bell moved since `seen`
+      me.sleeping.store(0, std::memory_order_relaxed);
+      last_check_ = {};  // a slice passed: look at the peers' processes again
+    }
+  }
+
+  void Close(int peer) override {
+    if (closed_[size_t(peer)]) return;
+    closed_[size_t(peer)] = 1;
+    ring(rank_, peer).head.closed.store(1, std::memory_order_release);
+    ring(peer, rank_).tail.closed.store(1, std::memory_order_release);
+    Notify(peer);
+  }
+
+ private:
+  Ring& ring(int from, int to) { return rings_[size_t(from) * size_t(size_) + size_t(to)]; }
+  uint8_t* ring_data(int from, int to) {
+    return data_ + (size_t(from) * size_t(size_) + size_t(to)) * ring_bytes_;
+  }
+
+  // Copies k bytes between `buf` and the ring at stream position `pos`, wrapping around.
+  void Copy(uint8_t* ring_base, uint64_t pos, const void* buf, size_t k, bool into_ring) {
+    const size_t at = size_t(pos % ring_bytes_);
+    const size_t first = std::min(k, size_t(ring_bytes_) - at);
+    auto* b = static_cast<uint8_t*>(const_cast<void*>(buf));
+    if (into_ring) {
+      std::memcpy(ring_base + at, b, first);
+      std::memcpy(ring_base, b + first, k - first);
+    } else {
+      std::memcpy(b, ring_base + at, first);
+      std::memcpy(b + first, ring_base, k - first);
+    }
+  }
+
+  // Tells `peer` that one of its rings moved: its doorbell, and a wake-up if it sleeps.
+  void Notify(int peer) {
+    Slot& s = slots_[peer];
+    s.bell.fetch_add(1, std::memory_order_seq_cst);
+    if (s.sleeping.load(std::memory_order_seq_cst)) Futex(&s.bell, FUTEX_WAKE, INT_MAX, nullptr);
+  }
+
+  Io Closed(int peer, const char* how, std::string* why) {
+    if (*how) {
+      *why = "rank " + std::to_string(peer) + " " + how + " of the shared-memory ring";
+    } else {
+      *why = "rank " + std::to_string(peer) + "'s process (pid " + std::to_string(pids_[size_t(peer)]) +
+             ") is gone";
+    }
+    return Io::kClosed;
+  }
+
+  // Whether the peer's process has exited. Looked at no more than once per slice.
+  bool Dead(int peer) {
+    if (dead_[size_t(peer)]) return true;
+    const int fd = pidfds_[size_t(peer)];
+    if (fd >= 0) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 0) == 1) dead_[size_t(peer)] = 1;  // a pidfd is readable once it exits
+    } else if (pids_[size_t(peer)] != getpid() && kill(pids_[size_t(peer)], 0) != 0 && errno == ESRCH) {
+      dead_[size_t(peer)] = 1;
+    }
+    return dead_[size_t(peer)] != 0;
+  }
+
+  void Scan(const std::vector<Interest>& interest, std::vector<Ready>* ready) {
+    const auto now = Clock::now();
+    const bool look = now - last_check_ >= std::chrono::milliseconds(kSliceMs);
+    if (look) last_check_ = now;
+    for (const Interest& in : interest) {
+      const int p = in.peer;
+      Ring& out = ring(rank_, p);
+      Ring& inr = ring(p, rank_);
+      const bool ended = inr.head.closed.load(std::memory_order_acquire) ||
+                         out.tail.closed.load(std::memory_order_acquire);
+      const bool gone = ended || (look ? Dead(p) : dead_[size_t(p)] != 0);
+      Ready r;
+      r.peer = p;
+      r.writable = in.write && (gone || out.head.index.load(std::memory_order_relaxed) -
+                                                out.tail.index.load(std::memory_order_acquire) <
+                                            ring_bytes_);
+      r.readable = in.read && (gone || inr.head.index.load(std::memory_order_acquire) !=
+                                           inr.tail.index.load(std::memory_order_relaxed));
+      if (gone && !in.read) {
+        r.hangup = true;
+        std::string why;
+        Closed(p, ended ? "closed its end" : "", &why);
+        r.why = why;
+      }
+      if (r.writable || r.readable || r.hangup) ready->push_back(std::move(r));
+    }
+  }
+
+  const int rank_, size_;
+  std::unique_ptr<Mapping> map_;
+  std::vector<int> pids_;
+  std::vector<int> pidfds_;
+  std::vector<uint8_t> dead_;
+  std::vector<uint8_t> closed_;
+  uint64_t ring_bytes_ = 0;
+  Slot* slots_ = nullptr;
+  Ring* rings_ = nullptr;
+  uint8_t* data_ = nullptr;
+  Clock::time_point last_check_{};
+};
+
+size_t RingBytes(const ShmOptions& o, int size) {
+  if (o.ring_bytes) return o.ring_bytes;
+  const size_t pairs = size_t(size) * size_t(size > 1 ? size - 1 : 1);
+  size_t r = size_t(1) << 20;
+  while (r > (size_t(64) << 10) && pairs * r > (size_t(256) << 20)) r >>= 1;
+  return r;
+}
+
+// Rank 0: creates, sizes and maps the segment and writes its header.
+Status CreateSegment(int size, size_t ring_bytes, Card* card, Mapping* map, std::string* name) {
+  uint8_t rnd[16];
+  EQUARX_RETURN_IF_ERROR(OsRandom(rnd, sizeof rnd));
+  char n[48];
+  int len = std::snprintf(n, sizeof n, "/equarx-%d-", int(getpid()));
+  for (uint8_t b : rnd) len += std::snprintf(n + len, sizeof n - size_t(len), "%02x", b);
+  *name = n;
+  EQUARX_RETURN_IF_ERROR(OsRandom(card->nonce, sizeof card->nonce));
+  const int fd = shm_open(n, O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return Internal("shm_open(" + *name + "): " + ErrnoText(errno));
+  const Layout l(size_t(size), ring_bytes);
+  if (ftruncate(fd, off_t(l.total)) != 0) {
+    const int e = errno;
+    close(fd);
+    shm_unlink(n);
+    return Internal("sizing the shared-memory segment to " + std::to_string(l.total) + " bytes: " + ErrnoText(e));
+  }
+  map->bytes = l.total;
+  map->base = mmap(nullptr, l.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int e = errno;
+  close(fd);
+  if (map->base == MAP_FAILED) {
+    shm_unlink(n);
+    return Internal("mapping the shared-memory segment: " + ErrnoText(e));
+  }
+  auto* h = static_cast<Header*>(map->base);
+  h->size = uint64_t(size);
+  h->ring_bytes = ring_bytes;
+  std::memcpy(h->nonce, card->nonce, sizeof h->nonce);
+  std::atomic_thread_fence(std::memory_order_release);
+  h->magic = kMagic;
+  std::snprintf(card->segment, sizeof card->segment, "%s", n);
+  return Status::Ok();
+}
+
+// Other ranks: map rank 0's segment and check that it is the one rank 0 described.
+Status OpenSegment(int size, const Card& root, Mapping* map) {
+  const std::string name(root.segment, strnlen(root.segment, sizeof root.segment));
+  const int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0)
+    return InvalidArgument("cannot open rank 0's shared-memory segment " + name + " (" + ErrnoText(errno) +
+                           "): not on rank 0's host, or not sharing its /dev/shm");
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || size_t(st.st_size) < sizeof(Header)) {
+    close(fd);
+    return InvalidArgument("rank 0's shared-memory segment " + name + " is not ours or too small");
+  }
+  map->bytes = size_t(st.st_size);
+  map->base = mmap(nullptr, map->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int e = errno;
+  close(fd);
+  if (map->base == MAP_FAILED) return Internal("mapping rank 0's shared-memory segment: " + ErrnoText(e));
+  const auto* h = static_cast<const Header*>(map->base);
+  if (h->magic != kMagic || std::memcmp(h->nonce, root.nonce, sizeof h->nonce) != 0 ||
+      h->size != uint64_t(size) || h->ring_bytes == 0 || Layout(size_t(size), h->ring_bytes).total != map->bytes)
+    return InvalidArgument("shared-memory segment " + name + " is not the one rank 0 created");
+  return Status::Ok();
+}
+
+void SetError(const Status& st, Card* c) {
+  c->ok = st.ok();
+  if (!st.ok()) std::snprintf(c->error, sizeof c->error, "%s", st.message().c_str());
+}
+
+// Gathers the cards; a failed rank is reported on every rank.
+Status Gather(int rank, const AllGather& allgather, const Card& mine, const Status& my_status,
+              std::vector<Card>* all) {
+  EQUARX_RETURN_IF_ERROR(allgather(&mine, sizeof mine, all->data()));
+  for (size_t r = 0; r < all->size(); ++r) {
+    const Card& c = (*all)[r];
+    if (c.magic != kMagic) return Internal("shared-memory setup: garbled card from rank " + std::to_string(r));
+    if (!c.ok) {
+      if (int(r) == rank) return my_status;
+      return InvalidArgument("shared-memory setup failed on rank " + std::to_string(r) + ": " +
+                             std::string(c.error, strnlen(c.error, sizeof c.error)));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CreateShmTransport(int rank, int size, const AllGather& allgather, const ShmOptions& options,
+                          std::unique_ptr<Transport>* out) {
+  if (size < 1 || rank < 0 || rank >= size) return InvalidArgument("shared-memory transport: bad rank or size");
+  const size_t ring_bytes = RingBytes(options, size);
+  // 1. Who and where: rank 0 creates the segment first and names it in its card. Its ring
+  // size is the group's. Errors go through the gather, so that no rank waits for another.
+  Card me{};
+  me.magic = kMagic;
+  me.pid = int32_t(getpid());
+  me.pidns = PidNamespace();
+  BootId(me.boot_id, sizeof me.boot_id);
+  auto map = std::make_unique<Mapping>();
+  std::string name;
+  Status st;
+  if (rank == 0) {
+    st = ring_bytes < 64 || ring_bytes > (size_t(1) << 30)
+             ? InvalidArgument("shared-memory transport: ring_bytes " + std::to_string(ring_bytes) +
+                               " is outside [64, 2^30]")
+             : CreateSegment(size, ring_bytes, &me, map.get(), &name);
+  }
+  SetError(st, &me);
+  std::vector<Card> cards(static_cast<size_t>(size));
+  Status gathered = Gather(rank, allgather, me, st, &cards);
+  if (!gathered.ok()) {
+    if (!name.empty()) shm_unlink(name.c_str());
+    return gathered;
+  }
+  // 2. Every other rank maps it, after checking it shares rank 0's host.
+  st = Status::Ok();
+  if (rank != 0) {
+    const Card& root = cards[0];
+    if (std::strncmp(root.boot_id, me.boot_id, sizeof me.boot_id) != 0 || root.pidns != me.pidns)
+      st = InvalidArgument("rank " + std::to_string(rank) + " is not on rank 0's host (another boot or PID namespace)");
+    else
+      st = OpenSegment(size, root, map.get());
+  }
+  Card joined{};
+  joined.magic = kMagic;
+  SetError(st, &joined);
+  std::vector<Card> verdicts(static_cast<size_t>(size));
+  gathered = Gather(rank, allgather, joined, st, &verdicts);
+  if (!name.empty()) shm_unlink(name.c_str());  // every rank has mapped it (or given up)
+  EQUARX_RETURN_IF_ERROR(gathered);
+  std::vector<int> pids(static_cast<size_t>(size));
+  for (size_t r = 0; r < cards.size(); ++r) pids[r] = cards[r].pid;
+  StreamLimits limits;
+  limits.max_message_bytes = options.max_message_bytes;
+  limits.max_unexpected_bytes = options.max_unexpected_bytes;
+  *out = MakeStreamTransport(rank, std::make_unique<ShmStreams>(rank, size, std::move(map), std::move(pids)), limits);
+  return Status::Ok();
+}
+
+}  // namespace equarx::transport

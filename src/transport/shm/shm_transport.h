@@ -1,0 +1,47 @@
+// equarx shared-memory transport: ranks of one host exchange messages through rings in a
+// POSIX shared-memory segment instead of TCP over loopback.
+//
+// Layout: one segment per group, created by rank 0 under a random name (/dev/shm, mode 0600,
+// so only the same user can open it) and unlinked as soon as every rank has mapped it, so
+// nothing is left behind even if ranks die. It holds a header (a random 128-bit nonce that
+// every rank checks), one slot per rank {doorbell, sleeping flag, pid} and one single-producer
+// single-consumer byte ring per ordered pair of ranks {head, tail, closed flags, data}.
+//
+// Each ring is a byte stream; the stream transport (src/transport/stream/) does the framing,
+// matching, cancellation and failure handling exactly as over TCP. A writer copies what fits
+// into the ring and publishes the new head (release); the reader copies out and publishes the
+// tail. Whoever moves a ring rings the other side's doorbell: a counter in its slot, and a
+// futex wake when that rank is asleep. A rank with nothing to do sleeps on its own doorbell
+// (futex, at most 50 ms at a time) — no busy spinning that would steal the codec's core.
+//
+// Failures: a peer that destroys its transport closes its rings (the other side reads what
+// was sent, then kRemoteError); a peer whose process dies is seen through a pidfd within one
+// 50 ms slice (kRemoteError naming it); a peer that is alive but stopped leaves the waiter
+// asleep until the call's deadline (kTimeout).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "transport/transport.h"
+
+namespace equarx::transport {
+
+struct ShmOptions {
+  /// Bytes of each ring (one per ordered pair of ranks); 0: 1 MiB for up to 16 ranks, less
+  /// beyond so that the segment stays within 256 MiB (never under 64 KiB). Pages are touched
+  /// only when used.
+  size_t ring_bytes = 0;
+  /// As StreamLimits.
+  size_t max_message_bytes = (size_t(1) << 31) - 1;
+  size_t max_unexpected_bytes = size_t(16) << 20;
+};
+
+/// Sets up the segment through `allgather` and returns this rank's transport. Collective:
+/// every rank of the group calls it with the same `size`. Every rank must be on this host
+/// (the same boot and PID namespace, and able to open rank 0's segment): otherwise every rank
+/// fails with kInvalidArgument saying which rank could not join.
+Status CreateShmTransport(int rank, int size, const AllGather& allgather, const ShmOptions& options,
+                          std::unique_ptr<Transport>* out);
+
+}  // namespace equarx::transport

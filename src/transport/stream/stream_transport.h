@@ -1,0 +1,86 @@
+// equarx stream transport: the Transport of a group whose ranks are joined pairwise by byte
+// streams, whatever carries the bytes.
+//
+// Two backends provide the streams: TCP connections (src/transport/socket/, the data path
+// between hosts) and rings in shared memory (src/transport/shm/, ranks of one host). The data
+// loop above them is one piece of code (stream_transport.cc), so both frame, match, cancel and
+// fail in exactly the same way:
+//   - A message is a 16-byte header {u64 tag, u64 length} and its payload.
+//   - Receives are matched by (source, tag) in posting order, as in MPI: a header that meets a
+//     posted receive streams straight into the caller's buffer; otherwise the message is read
+//     into a buffer of its own (at most max_unexpected_bytes per peer; beyond that reading
+//     stops and the stream's flow control holds the sender) until a receive claims it.
+//   - A send cancelled after part of it entered the stream is finished from a private copy,
+//     so the stream stays in step.
+//   - A stream that fails or ends fails every request of that one peer with kRemoteError,
+//     naming the peer and the reason the backend gives.
+//   - Progress happens inside Isend, Wait and Test on the calling thread only; waits sleep in
+//     the backend (poll() on sockets, a futex on shared memory) until the deadline.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/transport.h"
+
+namespace equarx::transport {
+
+/// The byte streams between this rank and each peer (one each way). Non-blocking; used by one
+/// thread at a time (the transport's caller).
+class ByteStreams {
+ public:
+  enum class Io { kOk, kWouldBlock, kClosed };
+  struct Piece {
+    const uint8_t* data;
+    size_t bytes;
+  };
+  /// What the data loop wants of one peer's streams: to write (it has bytes queued) and/or to
+  /// read (false: only the peer's hang-up matters now).
+  struct Interest {
+    int peer;
+    bool write;
+    bool read;
+  };
+  /// A peer whose streams may make progress now.
+  struct Ready {
+    int peer;
+    bool writable = false;
+    bool readable = false;
+    bool hangup = false;  ///< the stream failed or the peer is gone (then `why` says how)
+    std::string why;
+  };
+
+  virtual ~ByteStreams() = default;
+  virtual int size() const = 0;
+  /// For messages: "socket", "shared-memory".
+  virtual const char* name() const = 0;
+  /// Writes a prefix of the pieces without blocking: kOk with *written (> 0) bytes taken,
+  /// kWouldBlock when none fit, or kClosed (the stream failed; *why says how).
+  virtual Io Write(int peer, const Piece* pieces, int n, size_t* written, std::string* why) = 0;
+  /// Reads up to `want` (> 0) bytes without blocking: kOk with *got > 0, kWouldBlock, or
+  /// kClosed (the peer ended the stream or is gone; *why says how).
+  virtual Io Read(int peer, void* dst, size_t want, size_t* got, std::string* why) = 0;
+  /// Waits up to `timeout_ms` (0: just look) until one of the peers in `interest` can make
+  /// progress, and lists those in `ready`. With no interest at all it sleeps the timeout.
+  virtual void Wait(const std::vector<Interest>& interest, int timeout_ms, std::vector<Ready>* ready) = 0;
+  /// Ends both streams to `peer` (the peer then sees kClosed once it has read what was sent).
+  virtual void Close(int peer) = 0;
+};
+
+struct StreamLimits {
+  /// The largest message: Isend refuses a longer one (kUnsupported), and a frame header
+  /// announcing more is a protocol error that fails that peer's stream.
+  size_t max_message_bytes = (size_t(1) << 31) - 1;
+  /// Per peer: bytes of messages that arrived before their receive was posted and are held in
+  /// memory.
+  size_t max_unexpected_bytes = size_t(16) << 20;
+};
+
+/// The transport over `streams` (rank `rank` of streams->size()). Takes the streams.
+std::unique_ptr<Transport> MakeStreamTransport(int rank, std::unique_ptr<ByteStreams> streams,
+                                               const StreamLimits& limits);
+
+}  // namespace equarx::transport
