@@ -1,4 +1,4 @@
-// Fuzz harness: the socket transport's data loop (src/transport/socket/socket_transport.cc)
+// Fuzz harness: the socket transport's data loop (src/transport/stream/stream_transport.cc)
 // reading an arbitrary byte stream from an authenticated peer: frame headers {u64 tag,
 // u64 length} and payloads, cut and sized however the fuzzer likes, against receives posted
 // before and while the stream is read, with per-message and held-bytes limits the input picks.

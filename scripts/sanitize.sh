@@ -7,7 +7,7 @@
 #         fixed seed (scripts/fuzz.sh --seed 1: the same inputs on every machine, about 10 s
 #         each here; at most 120 s each);
 #   tsan  clang-14 with TSan (preset tsan, build/tsan): the transport tests (label unit: the
-#         in-process and socket transports, socket setup under attack, frames) and the
+#         in-process, socket and shared-memory transports, socket setup under attack, frames) and the
 #         collective tests (label collective: every algorithm on thread ranks).
 # Suppressions (scripts/sanitizers/*.supp) are for third-party code only, each with its reason.
 #   scripts/sanitize.sh [asan] [fuzz] [tsan]        (default: all three, in that order)

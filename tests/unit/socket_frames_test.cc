@@ -26,7 +26,7 @@ namespace {
 Deadline In(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// The 16-byte data frame header {tag, length} (host byte order, as socket_transport.cc).
+// The 16-byte data frame header {tag, length} (host byte order, as src/transport/stream/stream_transport.cc).
 bool SendHeader(int fd, uint64_t tag, uint64_t length) {
   const uint64_t h[2] = {tag, length};
   return send(fd, h, sizeof h, MSG_NOSIGNAL) == ssize_t(sizeof h);

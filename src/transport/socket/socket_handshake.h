@@ -23,7 +23,7 @@
 // label keeps an acceptor's MAC from serving as a connector's (no reflection); n, i and j bind
 // the proof to this group and this pair. MACs are compared in constant time. Every message has
 // a fixed size, so nothing read during setup is ever sized by the peer. After the verdict the
-// connection carries the data frames of socket_transport.cc, unchanged.
+// connection carries the data frames of the stream transport (src/transport/stream/), unchanged.
 #pragma once
 
 #include <cstddef>

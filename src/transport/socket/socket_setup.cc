@@ -14,7 +14,7 @@
 //      loop keeps waiting for the real peer. A connecting rank whose handshake is cut off
 //      (the acceptor may have shed it under a flood of connections) tries again.
 //   4. The listening socket and every connection not in the mesh are closed before the mesh
-//      is handed to the data loop (socket_transport.cc): no port stays open afterwards.
+//      is handed to the data loop (src/transport/stream/): no port stays open afterwards.
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 // challenge-response, that its ends know the secret (socket_handshake.h), and anything else
 // that connects is closed without delaying the others. The listener is closed once the mesh
 // is up. A message is a 16-byte header {tag, length} and its payload. Receives are matched by
-// (source, tag) in posting order, as in MPI (socket_transport.cc): a header that meets a
+// (source, tag) in posting order, as in MPI (src/transport/stream/): a header that meets a
 // posted receive streams straight into the caller's buffer; otherwise the message is read into
 // a buffer of its own until a receive claims it. Progress happens inside Isend, Wait and Test
 // (non-blocking sends/recvs, poll for readiness), on the calling thread only. docs/security.md
@@ -63,7 +63,7 @@ struct SocketOptions {
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
                              const SocketOptions& options, std::unique_ptr<Transport>* out);
 
-/// Internal (socket_setup.cc -> socket_transport.cc): the data loop over a finished mesh.
+/// Internal (socket_setup.cc -> socket_transport.cc): the stream transport over a finished mesh.
 /// fds[p] is the connected, non-blocking socket to rank p (-1 for this rank); it takes them.
 std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options);
 
