@@ -63,6 +63,19 @@ std::vector<Status> ShmMesh(int n, std::vector<std::unique_ptr<transport::Transp
   return ThreadMesh(n, out, transport::ShmOptions{}, options, nullptr, transport::CreateShmTransport);
 }
 
+std::vector<Status> HostMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
+                             const std::function<std::string(int)>& hosts) {
+  transport::SocketOptions defaults;
+  defaults.setup_timeout_ms = 5000;
+  return ThreadMesh(
+      n, out, defaults, std::function<void(int, transport::SocketOptions*)>(
+                            [&](int r, transport::SocketOptions* o) { o->host_name = hosts(r); }),
+      nullptr, [](int r, int size, const transport::AllGather& g, const transport::SocketOptions& o,
+                  std::unique_ptr<transport::Transport>* t) {
+        return transport::CreateHostTransport(r, size, g, o, transport::ShmOptions{}, t);
+      });
+}
+
 OneRealRank::OneRealRank(const transport::SocketOptions& rank0_options) : gather_(2) {
   namespace hs = transport::handshake;
   thread_ = std::thread([this, rank0_options] {

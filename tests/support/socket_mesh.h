@@ -13,6 +13,7 @@
 
 #include "support/rogue.h"
 #include "transport/socket/socket_handshake.h"
+#include "transport/shm/host_transport.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/socket/socket_transport.h"
 
@@ -38,6 +39,11 @@ class ThreadGather {
 /// segment).
 std::vector<Status> ShmMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
                             const std::function<void(int, transport::ShmOptions*)>& options = nullptr);
+
+/// Builds an n-rank host-aware group on n threads (shared-memory rings between ranks of one
+/// host, TCP between hosts): `hosts` names rank r's host (its SocketOptions::host_name).
+std::vector<Status> HostMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
+                             const std::function<std::string(int)>& hosts);
 
 /// Builds an n-rank socket mesh on n threads (setup deadline 5 s unless `options` changes it).
 std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,

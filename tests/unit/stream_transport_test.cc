@@ -1,5 +1,6 @@
-// The transports built on byte streams, one thread per rank: TCP over loopback (socket) and
-// rings in shared memory (shm), the same tests for both: matching by (source, tag) in posting
+// The transports built on byte streams, one thread per rank: TCP over loopback (socket),
+// rings in shared memory (shm) and the host-aware mix of both (host, hosts), the same tests
+// for all: matching by (source, tag) in posting
 // order, messages that arrive before their receive, large messages every way at once,
 // cancellation (including a send already partly in the stream), length errors, deadlines, a
 // lost peer reported as kRemoteError long before the deadline, set-up failures reported on
@@ -34,12 +35,18 @@ std::vector<Status> Mesh(int n, std::vector<std::unique_ptr<Transport>>* out,
 class Stream : public ::testing::TestWithParam<const char*> {
  protected:
   void MeshOk(int n, std::vector<std::unique_ptr<Transport>>* t) {
+    const std::string b = GetParam();
     const std::vector<Status> st =
-        std::string(GetParam()) == "shm" ? testing::ShmMesh(n, t) : testing::SocketMesh(n, t);
+        b == "shm"     ? testing::ShmMesh(n, t)
+        : b == "host"  ? testing::HostMesh(n, t, [](int) { return std::string("one-host"); })
+        : b == "hosts" ? testing::HostMesh(n, t, [n](int r) { return std::string(r < (n + 1) / 2 ? "a" : "b"); })
+                       : testing::SocketMesh(n, t);
     for (const Status& s : st) ASSERT_TRUE(s.ok()) << s.ToString();
   }
 };
-INSTANTIATE_TEST_SUITE_P(Backends, Stream, ::testing::Values("socket", "shm"),
+// host: the host-aware transport with every rank on one host (rings, TCP as doorbells);
+// hosts: ranks split over two hosts (3 ranks: 2 + 1; 4 ranks: 2 + 2), rings and TCP mixed.
+INSTANTIATE_TEST_SUITE_P(Backends, Stream, ::testing::Values("socket", "shm", "host", "hosts"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 TEST_P(Stream, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {

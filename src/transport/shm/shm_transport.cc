@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -102,43 +103,58 @@ struct Mapping {
   }
 };
 
-class ShmStreams final : public ByteStreams {
+// The streams of the members of one segment. Peers are named by their rank in the whole
+// group (`size` ranks); the segment's rings are indexed by the members' positions.
+class ShmStreamsImpl final : public ShmStreams {
  public:
-  ShmStreams(int rank, int size, std::unique_ptr<Mapping> map, std::vector<int> pids)
-      : rank_(rank), size_(size), map_(std::move(map)), pids_(std::move(pids)),
-        pidfds_(size_t(size), -1), dead_(size_t(size), 0), closed_(size_t(size), 0) {
+  ShmStreamsImpl(int rank, int size, const std::vector<int>& members, std::unique_ptr<Mapping> map,
+                 std::vector<int> pids)
+      : size_(size), local_(size_t(size), -1), global_(members), map_(std::move(map)),
+        pids_(std::move(pids)), pidfds_(size_t(size), -1), dead_(size_t(size), 0), closed_(size_t(size), 0) {
+    for (size_t i = 0; i < members.size(); ++i) local_[size_t(members[i])] = int(i);
+    me_ = local_[size_t(rank)];
     auto* base = static_cast<uint8_t*>(map_->base);
     const Header* h = reinterpret_cast<const Header*>(base);
     ring_bytes_ = h->ring_bytes;
-    const Layout l(size_t(size), ring_bytes_);
+    n_ = int(members.size());
+    const Layout l(size_t(n_), ring_bytes_);
     slots_ = reinterpret_cast<Slot*>(base + l.slots);
     rings_ = reinterpret_cast<Ring*>(base + l.rings);
     data_ = base + l.data;
-    for (int p = 0; p < size; ++p) {
+    for (int p : members) {
       if (p == rank || pids_[size_t(p)] == getpid()) continue;  // threads as ranks: one process
 #ifdef SYS_pidfd_open
       pidfds_[size_t(p)] = int(syscall(SYS_pidfd_open, pids_[size_t(p)], 0));
 #endif
     }
   }
-  ~ShmStreams() override {
-    for (int p = 0; p < size_; ++p)
-      if (p != rank_) Close(p);
+  ~ShmStreamsImpl() override {
+    for (int p : global_)
+      if (local_[size_t(p)] != me_) Close(p);
     for (int fd : pidfds_)
       if (fd >= 0) close(fd);
   }
   int size() const override { return size_; }
   const char* name() const override { return "shared-memory"; }
 
+  void Sleeping(bool on) override {
+    slots_[me_].sleeping.store(on ? 1 : 0, std::memory_order_seq_cst);
+    // Pairs with Notify's bell increment: a ring moved before the flag was seen is visible
+    // to the Scan that follows.
+    if (on) (void)slots_[me_].bell.load(std::memory_order_seq_cst);
+  }
+  void OnWake(std::function<void(int)> wake) override { wake_ = std::move(wake); }
+  void MarkGone(int peer) override { dead_[size_t(peer)] = 1; }
+
   Io Write(int peer, const Piece* pieces, int n, size_t* written, std::string* why) override {
-    Ring& r = ring(rank_, peer);
+    Ring& r = ring(me_, local_[size_t(peer)]);
     if (r.tail.closed.load(std::memory_order_acquire)) return Closed(peer, "closed its end", why);
     if (dead_[size_t(peer)]) return Closed(peer, "", why);  // looked at by Wait, once per slice
     const uint64_t head = r.head.index.load(std::memory_order_relaxed);  // ours alone
     const uint64_t tail = r.tail.index.load(std::memory_order_acquire);
     size_t room = size_t(ring_bytes_ - (head - tail));
     if (room == 0) return Io::kWouldBlock;
-    uint8_t* data = ring_data(rank_, peer);
+    uint8_t* data = ring_data(me_, local_[size_t(peer)]);
     size_t w = 0;
     for (int i = 0; i < n && room > 0; ++i) {
       const size_t k = std::min(room, pieces[i].bytes);
@@ -154,7 +170,7 @@ class ShmStreams final : public ByteStreams {
   }
 
   Io Read(int peer, void* dst, size_t want, size_t* got, std::string* why) override {
-    Ring& r = ring(peer, rank_);
+    Ring& r = ring(local_[size_t(peer)], me_);
     // The closed flag and death are read before the head: what was sent before either is
     // still delivered.
     const bool ended = r.head.closed.load(std::memory_order_acquire) != 0;
@@ -168,7 +184,7 @@ class ShmStreams final : public ByteStreams {
       return Io::kWouldBlock;
     }
     const size_t k = std::min(avail, want);
-    Copy(ring_data(peer, rank_), tail, dst, k, /*into_ring=*/false);
+    Copy(ring_data(local_[size_t(peer)], me_), tail, dst, k, /*into_ring=*/false);
     r.tail.index.store(tail + k, std::memory_order_release);
     Notify(peer);
     *got = k;
@@ -177,7 +193,7 @@ class ShmStreams final : public ByteStreams {
 
   void Wait(const std::vector<Interest>& interest, int timeout_ms, std::vector<Ready>* ready) override {
     const auto until = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
-    Slot& me = slots_[rank_];
+    Slot& me = slots_[me_];
     for (;;) {
       me.sleeping.store(1, std::memory_order_seq_cst);
       const uint32_t seen = me.bell.load(std::memory_order_seq_cst);
@@ -199,15 +215,44 @@ class ShmStreams final : public ByteStreams {
   void Close(int peer) override {
     if (closed_[size_t(peer)]) return;
     closed_[size_t(peer)] = 1;
-    ring(rank_, peer).head.closed.store(1, std::memory_order_release);
-    ring(peer, rank_).tail.closed.store(1, std::memory_order_release);
+    const int l = local_[size_t(peer)];
+    ring(me_, l).head.closed.store(1, std::memory_order_release);
+    ring(l, me_).tail.closed.store(1, std::memory_order_release);
     Notify(peer);
   }
 
+  void Scan(const std::vector<Interest>& interest, std::vector<Ready>* ready) override {
+    const auto now = Clock::now();
+    const bool look = now - last_check_ >= std::chrono::milliseconds(kSliceMs);
+    if (look) last_check_ = now;
+    for (const Interest& in : interest) {
+      const int p = in.peer;
+      Ring& out = ring(me_, local_[size_t(p)]);
+      Ring& inr = ring(local_[size_t(p)], me_);
+      const bool ended = inr.head.closed.load(std::memory_order_acquire) ||
+                         out.tail.closed.load(std::memory_order_acquire);
+      const bool gone = ended || (look ? Dead(p) : dead_[size_t(p)] != 0);
+      Ready r;
+      r.peer = p;
+      r.writable = in.write && (gone || out.head.index.load(std::memory_order_relaxed) -
+                                                out.tail.index.load(std::memory_order_acquire) <
+                                            ring_bytes_);
+      r.readable = in.read && (gone || inr.head.index.load(std::memory_order_acquire) !=
+                                           inr.tail.index.load(std::memory_order_relaxed));
+      if (gone && !in.read) {
+        r.hangup = true;
+        std::string why;
+        Closed(p, ended ? "closed its end" : "", &why);
+        r.why = why;
+      }
+      if (r.writable || r.readable || r.hangup) ready->push_back(std::move(r));
+    }
+  }
+
  private:
-  Ring& ring(int from, int to) { return rings_[size_t(from) * size_t(size_) + size_t(to)]; }
+  Ring& ring(int from, int to) { return rings_[size_t(from) * size_t(n_) + size_t(to)]; }
   uint8_t* ring_data(int from, int to) {
-    return data_ + (size_t(from) * size_t(size_) + size_t(to)) * ring_bytes_;
+    return data_ + (size_t(from) * size_t(n_) + size_t(to)) * ring_bytes_;
   }
 
   // Copies k bytes between `buf` and the ring at stream position `pos`, wrapping around.
@@ -226,9 +271,12 @@ class ShmStreams final : public ByteStreams {
 
   // Tells `peer` that one of its rings moved: its doorbell, and a wake-up if it sleeps.
   void Notify(int peer) {
-    Slot& s = slots_[peer];
+    Slot& s = slots_[local_[size_t(peer)]];
     s.bell.fetch_add(1, std::memory_order_seq_cst);
-    if (s.sleeping.load(std::memory_order_seq_cst)) Futex(&s.bell, FUTEX_WAKE, INT_MAX, nullptr);
+    if (s.sleeping.load(std::memory_order_seq_cst)) {
+      Futex(&s.bell, FUTEX_WAKE, INT_MAX, nullptr);
+      if (wake_) wake_(peer);  // a peer that sleeps in poll() instead (host_transport.cc)
+    }
   }
 
   Io Closed(int peer, const char* how, std::string* why) {
@@ -254,36 +302,12 @@ class ShmStreams final : public ByteStreams {
     return dead_[size_t(peer)] != 0;
   }
 
-  void Scan(const std::vector<Interest>& interest, std::vector<Ready>* ready) {
-    const auto now = Clock::now();
-    const bool look = now - last_check_ >= std::chrono::milliseconds(kSliceMs);
-    if (look) last_check_ = now;
-    for (const Interest& in : interest) {
-      const int p = in.peer;
-      Ring& out = ring(rank_, p);
-      Ring& inr = ring(p, rank_);
-      const bool ended = inr.head.closed.load(std::memory_order_acquire) ||
-                         out.tail.closed.load(std::memory_order_acquire);
-      const bool gone = ended || (look ? Dead(p) : dead_[size_t(p)] != 0);
-      Ready r;
-      r.peer = p;
-      r.writable = in.write && (gone || out.head.index.load(std::memory_order_relaxed) -
-                                                out.tail.index.load(std::memory_order_acquire) <
-                                            ring_bytes_);
-      r.readable = in.read && (gone || inr.head.index.load(std::memory_order_acquire) !=
-                                           inr.tail.index.load(std::memory_order_relaxed));
-      if (gone && !in.read) {
-        r.hangup = true;
-        std::string why;
-        Closed(p, ended ? "closed its end" : "", &why);
-        r.why = why;
-      }
-      if (r.writable || r.readable || r.hangup) ready->push_back(std::move(r));
-    }
-  }
-
-  const int rank_, size_;
+  const int size_;
+  std::vector<int> local_;   // global rank -> position in the segment (-1: not a member)
+  std::vector<int> global_;  // position -> global rank
+  int me_ = 0, n_ = 0;
   std::unique_ptr<Mapping> map_;
+  std::function<void(int)> wake_;
   std::vector<int> pids_;
   std::vector<int> pidfds_;
   std::vector<uint8_t> dead_;
@@ -368,16 +392,17 @@ void SetError(const Status& st, Card* c) {
   if (!st.ok()) std::snprintf(c->error, sizeof c->error, "%s", st.message().c_str());
 }
 
-// Gathers the cards; a failed rank is reported on every rank.
-Status Gather(int rank, const AllGather& allgather, const Card& mine, const Status& my_status,
-              std::vector<Card>* all) {
+// Gathers the members' cards; a failed member is reported (by its rank) on every member.
+Status Gather(int li, const std::vector<int>& members, const AllGather& allgather, const Card& mine,
+              const Status& my_status, std::vector<Card>* all) {
   EQUARX_RETURN_IF_ERROR(allgather(&mine, sizeof mine, all->data()));
-  for (size_t r = 0; r < all->size(); ++r) {
-    const Card& c = (*all)[r];
-    if (c.magic != kMagic) return Internal("shared-memory setup: garbled card from rank " + std::to_string(r));
+  for (size_t i = 0; i < all->size(); ++i) {
+    const Card& c = (*all)[i];
+    if (c.magic != kMagic)
+      return Internal("shared-memory setup: garbled card from rank " + std::to_string(members[i]));
     if (!c.ok) {
-      if (int(r) == rank) return my_status;
-      return InvalidArgument("shared-memory setup failed on rank " + std::to_string(r) + ": " +
+      if (int(i) == li) return my_status;
+      return InvalidArgument("shared-memory setup failed on rank " + std::to_string(members[i]) + ": " +
                              std::string(c.error, strnlen(c.error, sizeof c.error)));
     }
   }
@@ -386,12 +411,17 @@ Status Gather(int rank, const AllGather& allgather, const Card& mine, const Stat
 
 }  // namespace
 
-Status CreateShmTransport(int rank, int size, const AllGather& allgather, const ShmOptions& options,
-                          std::unique_ptr<Transport>* out) {
-  if (size < 1 || rank < 0 || rank >= size) return InvalidArgument("shared-memory transport: bad rank or size");
-  const size_t ring_bytes = RingBytes(options, size);
-  // 1. Who and where: rank 0 creates the segment first and names it in its card. Its ring
-  // size is the group's. Errors go through the gather, so that no rank waits for another.
+Status CreateShmStreams(int rank, int size, const std::vector<int>& members, const AllGather& allgather,
+                        const ShmOptions& options, std::unique_ptr<ShmStreams>* out) {
+  const auto it = std::find(members.begin(), members.end(), rank);
+  if (size < 1 || rank < 0 || rank >= size || it == members.end() || !std::is_sorted(members.begin(), members.end()) ||
+      members.front() < 0 || members.back() >= size)
+    return InvalidArgument("shared-memory transport: bad rank, size or members");
+  const int li = int(it - members.begin()), n = int(members.size());
+  const size_t ring_bytes = RingBytes(options, n);
+  // 1. Who and where: the first member creates the segment first and names it in its card.
+  // Its ring size is the group's. Errors go through the gather, so that no rank waits for
+  // another.
   Card me{};
   me.magic = kMagic;
   me.pid = int32_t(getpid());
@@ -400,41 +430,53 @@ Status CreateShmTransport(int rank, int size, const AllGather& allgather, const 
   auto map = std::make_unique<Mapping>();
   std::string name;
   Status st;
-  if (rank == 0) {
+  if (li == 0) {
     st = ring_bytes < 64 || ring_bytes > (size_t(1) << 30)
              ? InvalidArgument("shared-memory transport: ring_bytes " + std::to_string(ring_bytes) +
                                " is outside [64, 2^30]")
-             : CreateSegment(size, ring_bytes, &me, map.get(), &name);
+             : CreateSegment(n, ring_bytes, &me, map.get(), &name);
   }
   SetError(st, &me);
-  std::vector<Card> cards(static_cast<size_t>(size));
-  Status gathered = Gather(rank, allgather, me, st, &cards);
+  std::vector<Card> cards(static_cast<size_t>(n));
+  Status gathered = Gather(li, members, allgather, me, st, &cards);
   if (!gathered.ok()) {
     if (!name.empty()) shm_unlink(name.c_str());
     return gathered;
   }
-  // 2. Every other rank maps it, after checking it shares rank 0's host.
+  // 2. Every other member maps it, after checking it shares the first member's host.
   st = Status::Ok();
-  if (rank != 0) {
+  if (li != 0) {
     const Card& root = cards[0];
     if (std::strncmp(root.boot_id, me.boot_id, sizeof me.boot_id) != 0 || root.pidns != me.pidns)
-      st = InvalidArgument("rank " + std::to_string(rank) + " is not on rank 0's host (another boot or PID namespace)");
+      st = InvalidArgument("rank " + std::to_string(rank) + " is not on rank " + std::to_string(members[0]) +
+                           "'s host (another boot or PID namespace)");
     else
-      st = OpenSegment(size, root, map.get());
+      st = OpenSegment(n, root, map.get());
   }
   Card joined{};
   joined.magic = kMagic;
   SetError(st, &joined);
-  std::vector<Card> verdicts(static_cast<size_t>(size));
-  gathered = Gather(rank, allgather, joined, st, &verdicts);
-  if (!name.empty()) shm_unlink(name.c_str());  // every rank has mapped it (or given up)
+  std::vector<Card> verdicts(static_cast<size_t>(n));
+  gathered = Gather(li, members, allgather, joined, st, &verdicts);
+  if (!name.empty()) shm_unlink(name.c_str());  // every member has mapped it (or given up)
   EQUARX_RETURN_IF_ERROR(gathered);
-  std::vector<int> pids(static_cast<size_t>(size));
-  for (size_t r = 0; r < cards.size(); ++r) pids[r] = cards[r].pid;
+  std::vector<int> pids(static_cast<size_t>(size), 0);
+  for (size_t i = 0; i < cards.size(); ++i) pids[size_t(members[i])] = cards[i].pid;
+  *out = std::make_unique<ShmStreamsImpl>(rank, size, members, std::move(map), std::move(pids));
+  return Status::Ok();
+}
+
+Status CreateShmTransport(int rank, int size, const AllGather& allgather, const ShmOptions& options,
+                          std::unique_ptr<Transport>* out) {
+  if (size < 1 || rank < 0 || rank >= size) return InvalidArgument("shared-memory transport: bad rank or size");
+  std::vector<int> all(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) all[size_t(r)] = r;
+  std::unique_ptr<ShmStreams> streams;
+  EQUARX_RETURN_IF_ERROR(CreateShmStreams(rank, size, all, allgather, options, &streams));
   StreamLimits limits;
   limits.max_message_bytes = options.max_message_bytes;
   limits.max_unexpected_bytes = options.max_unexpected_bytes;
-  *out = MakeStreamTransport(rank, std::make_unique<ShmStreams>(rank, size, std::move(map), std::move(pids)), limits);
+  *out = MakeStreamTransport(rank, std::move(streams), limits);
   return Status::Ok();
 }
 

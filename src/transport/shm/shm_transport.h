@@ -21,8 +21,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <vector>
 
+#include "transport/stream/stream_transport.h"
 #include "transport/transport.h"
 
 namespace equarx::transport {
@@ -36,6 +39,26 @@ struct ShmOptions {
   size_t max_message_bytes = (size_t(1) << 31) - 1;
   size_t max_unexpected_bytes = size_t(16) << 20;
 };
+
+/// Internal: the byte streams between the members of one segment (host_transport.cc uses them
+/// beside TCP connections to other hosts). Peers are named by their rank in the whole group.
+class ShmStreams : public ByteStreams {
+ public:
+  /// Non-blocking look at the rings of `interest` (members only): which can move now.
+  virtual void Scan(const std::vector<Interest>& interest, std::vector<Ready>* ready) = 0;
+  /// Sets this rank's sleeping flag: while it is set, whoever moves one of its rings wakes it
+  /// (futex, and the OnWake callback).
+  virtual void Sleeping(bool on) = 0;
+  /// Called with a peer's rank when this rank moved a ring of that peer while it slept.
+  virtual void OnWake(std::function<void(int peer)> wake) = 0;
+  /// The peer is known to be gone (e.g. its other connection to us ended).
+  virtual void MarkGone(int peer) = 0;
+};
+
+/// Sets up the segment of `members` (ascending ranks of a `size`-rank group, `rank` among
+/// them) through `allgather`, an all-gather over the members alone, in member order.
+Status CreateShmStreams(int rank, int size, const std::vector<int>& members, const AllGather& allgather,
+                        const ShmOptions& options, std::unique_ptr<ShmStreams>* out);
 
 /// Sets up the segment through `allgather` and returns this rank's transport. Collective:
 /// every rank of the group calls it with the same `size`. Every rank must be on this host

@@ -473,6 +473,14 @@ void SetError(const Status& st, C* card) {
 
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
                              const SocketOptions& options, std::unique_ptr<Transport>* out) {
+  std::vector<int> fds;
+  EQUARX_RETURN_IF_ERROR(CreateSocketMesh(rank, size, allgather, options, &fds));
+  *out = MakeSocketTransport(rank, std::move(fds), options);
+  return Status::Ok();
+}
+
+Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const SocketOptions& options,
+                        std::vector<int>* out) {
   if (size < 1 || rank < 0 || rank >= size) return InvalidArgument("socket transport: bad rank or size");
   // 1. Identity and the secret.
   hs::IdentityCard me{};
@@ -517,7 +525,7 @@ Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
-  *out = MakeSocketTransport(rank, std::move(fds), options);
+  *out = std::move(fds);
   return Status::Ok();
 }
 

@@ -105,6 +105,10 @@ class SocketStreams final : public ByteStreams {
 
 }  // namespace
 
+std::unique_ptr<ByteStreams> MakeSocketStreams(std::vector<int> fds) {
+  return std::make_unique<SocketStreams>(std::move(fds));
+}
+
 std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options) {
   StreamLimits limits;
   limits.max_message_bytes = options.max_message_bytes;

@@ -63,6 +63,16 @@ struct SocketOptions {
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
                              const SocketOptions& options, std::unique_ptr<Transport>* out);
 
+/// The mesh alone: (*fds)[p] is the connected, non-blocking, authenticated socket to rank p
+/// (-1 for this rank). Collective, as CreateSocketTransport.
+Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const SocketOptions& options,
+                        std::vector<int>* fds);
+
+/// The byte streams of a finished mesh (socket_transport.cc), for transports that use some of
+/// its connections for their own purpose (src/transport/shm/host_transport.cc). Takes the fds.
+class ByteStreams;
+std::unique_ptr<ByteStreams> MakeSocketStreams(std::vector<int> fds);
+
 /// Internal (socket_setup.cc -> socket_transport.cc): the stream transport over a finished mesh.
 /// fds[p] is the connected, non-blocking socket to rank p (-1 for this rank); it takes them.
 std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options);
