@@ -27,6 +27,10 @@
 #   link      iperf3 h0 -> h1 for 3 s (if iperf3 is installed): the rate the shaping gives
 #   mpitest   build/release/tests/mpi/mpi_test (the MPI correctness suite), one rank per host
 #   mpifault  build/release/tests/mpi/mpi_fault_test (a rank SIGKILLed mid-collective)
+#   faultmatrix  runs --fault-runner CMD once per host count (bench/fault_matrix.sh calls itself
+#             back this way): CMD gets FAULT_NS_MPIEXEC (an mpirun across the namespaces, to
+#             which the caller adds -np, the BTLs and the program), FAULT_NS_NP, FAULT_IFACE
+#             (the subnet, for Open MPI's *_if_include) and FAULT_SOCKET_IFNAME (eqx0)
 #   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
 #             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
 # Output (--out DIR): rows.jsonl (every row, tagged hosts/rate/launch), rows.csv, raw/*.log,
@@ -41,10 +45,10 @@ usage() {
 usage: bench/netem/run.sh [options]
   --hosts LIST        host counts, comma-separated (default 4)
   --ranks-per-host R  ranks in each host namespace, in rank order (default 1); every rank gets
-                      EQUARX_RANKS_PER_HOST=R (algorithm hierarchical); not with mpitest, mpifault
-                      or gemma3
+                      EQUARX_RANKS_PER_HOST=R (algorithm hierarchical); not with mpitest, mpifault,
+                      faultmatrix or gemma3
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
-  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,auto,overlap,mpitest,mpifault,gemma3 (default
+  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3 (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
@@ -71,6 +75,7 @@ usage: bench/netem/run.sh [options]
   --keep-going        continue with the next launch when one fails (default: stop)
   --data-path P       how equarx moves data: mpi (MPI point-to-point) or sockets (equarx's own
                       TCP connections over eqx0); the MPI peers are unaffected (default mpi)
+  --fault-runner CMD  the command of the faultmatrix config (a bash command line)
   --gemma3-model F    GGUF for the gemma3 config (default .venv/models/gemma-3-270m-q4_k_m.gguf)
   --gemma3-tokens L   prompt lengths of the gemma3 config (default 512,1024,2048)
   --gemma3-reps N     timed passes per configuration and length, after one warm-up (default 3)
@@ -87,7 +92,7 @@ ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=12
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
 DATA_PATH=mpi ROTATION=
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
-OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
+FAULT_RUNNER="" OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) HOSTS_LIST=$2; shift ;;
@@ -119,6 +124,7 @@ while [[ $# -gt 0 ]]; do
     --build) BUILD=$2; shift ;;
     --launch-timeout) LAUNCH_TIMEOUT=$2; shift ;;
     --data-path) DATA_PATH=$2; shift ;;
+    --fault-runner) FAULT_RUNNER=$2; shift ;;
     --gemma3-model) GEMMA3_MODEL=$2; shift ;;
     --gemma3-tokens) GEMMA3_TOKENS=$2; shift ;;
     --gemma3-reps) GEMMA3_REPS=$2; shift ;;
@@ -142,9 +148,10 @@ for t in ip tc ethtool mpirun unshare timeout; do
 done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
 [[ $RPH =~ ^[0-9]+$ && $RPH -ge 1 && $RPH -le 16 ]] || { echo "run.sh: --ranks-per-host must be 1..16" >&2; exit 2; }
-if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has gemma3; }; then
-  echo "run.sh: mpitest, mpifault and gemma3 run one rank per host (--ranks-per-host 1)" >&2; exit 2
+if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3; }; then
+  echo "run.sh: mpitest, mpifault, faultmatrix and gemma3 run one rank per host (--ranks-per-host 1)" >&2; exit 2
 fi
+if has faultmatrix && [[ -z $FAULT_RUNNER ]]; then echo "run.sh: faultmatrix needs --fault-runner" >&2; exit 2; fi
 log() { printf '[netem %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 OUT=${OUT:-out/netem/$(date +%Y%m%d-%H%M%S)}
@@ -154,7 +161,9 @@ OUT=$(cd "$OUT" && pwd)
 
 # Snapshot the binaries: others may rebuild build/release while a long sweep runs.
 PERF=$OUT/bin/equarx-perf
-cp "$BUILD/tools/perf/equarx-perf" "$PERF"
+if has bf16 || has f32 || has mpi || has mpi_ring || has formats || has auto || has overlap || has hier; then
+  cp "$BUILD/tools/perf/equarx-perf" "$PERF"
+fi
 if has mpitest; then cp "$BUILD/tests/mpi/mpi_test" "$OUT/bin/mpi_test"; fi
 if has mpifault; then cp "$BUILD/tests/mpi/mpi_fault_test" "$OUT/bin/mpi_fault_test"; fi
 if has auto; then cp "$BUILD/tools/tune/equarx-tune" "$OUT/bin/equarx-tune"; fi
@@ -435,6 +444,25 @@ run_all_configs() {   # for the current topology and RATE
       echo "H=$CUR_H rate=$rate mpitest: PASS ($(grep -c 'OK \]' "$OUT/raw/H${CUR_H}_${rate}_mpitest.log") tests)" >>"$OUT/env.txt"
     else
       echo "H=$CUR_H rate=$rate mpitest: FAIL" >>"$OUT/env.txt"; FAILED=$((FAILED + 1))
+    fi
+  fi
+  if has faultmatrix; then
+    # mpirun from the first host across all of them; the runner adds -np, the BTLs, the program.
+    cat >"$OUT/run/mpirun-ns" <<EOF
+#!/bin/bash
+exec ip netns exec $(host 0) unshare --uts bash -c 'hostname $(host 0) && exec mpirun --map-by slot \\
+  --hostfile $OUT/run/hostfile --mca plm_rsh_agent $OUT/run/rsh-agent --mca plm_rsh_no_tree_spawn 1 \\
+  --mca pml ob1 -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM "\$@"' mpirun-ns "\$@"
+EOF
+    chmod +x "$OUT/run/mpirun-ns"
+    log "H=$CUR_H faultmatrix: $FAULT_RUNNER"
+    local frc=0
+    FAULT_NS_MPIEXEC=$OUT/run/mpirun-ns FAULT_NS_NP=$CUR_H FAULT_IFACE=$NET FAULT_SOCKET_IFNAME=eqx0 \
+      bash -c "$FAULT_RUNNER" || frc=$?
+    if [[ $frc -eq 0 ]]; then
+      echo "H=$CUR_H rate=$rate faultmatrix: the runner completed" >>"$OUT/env.txt"
+    else
+      echo "H=$CUR_H rate=$rate faultmatrix: the runner failed (exit $frc)" >>"$OUT/env.txt"; FAILED=$((FAILED + 1))
     fi
   fi
   if has mpifault; then

@@ -2,12 +2,51 @@
 #ifdef EQUARX_HAVE_MPI
 #include "equarx/mpi.h"
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "common/env.h"
+#include "core/mpi_setup.h"
 #include "transport/mpi/mpi_transport.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/socket/socket_transport.h"
 
 namespace equarx {
+namespace {
+
+using transport::Clock;
+using transport::Deadline;
+
+// One set-up step's MPI buffers. On the heap, and leaked when the step times out: MPI may
+// still complete the pending collective into them later.
+struct StepBuffers {
+  std::vector<unsigned char> send, recv;
+};
+
+// A bounded MPI_Iallreduce of `n` ints (MPI_MAX or MPI_MIN) for the set-up.
+Status SetupAllreduce(const int* mine, int* all, int n, MPI_Op op, MPI_Comm comm, Deadline deadline,
+                      int budget_ms, const char* what) {
+  auto* b = new StepBuffers;
+  b->send.resize(sizeof(int) * size_t(n));
+  b->recv.resize(sizeof(int) * size_t(n));
+  std::memcpy(b->send.data(), mine, b->send.size());
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MPI_Iallreduce(b->send.data(), b->recv.data(), n, MPI_INT, op, comm, &req);
+  if (rc != MPI_SUCCESS) {
+    delete b;
+    return RemoteError(std::string(what) + ": MPI_Iallreduce failed");
+  }
+  EQUARX_RETURN_IF_ERROR(transport::WaitSetupStep(&req, deadline, budget_ms, what));  // `b` leaked
+  std::memcpy(all, b->recv.data(), b->recv.size());
+  delete b;
+  return Status::Ok();
+}
+
+int BudgetMs(const MpiCommunicatorOptions& o) { return o.setup_timeout_ms; }
+
+}  // namespace
 
 const char* DataPathName(DataPath path) {
   switch (path) {
@@ -43,7 +82,12 @@ Status CreateMpiCommunicator(MPI_Comm comm, std::unique_ptr<Communicator>* out) 
   int bad = st.ok() ? 0 : 1, any_bad = 0;
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (initialized && comm != MPI_COMM_NULL) MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+  if (initialized && comm != MPI_COMM_NULL) {
+    const int budget = BudgetMs(o);
+    EQUARX_RETURN_IF_ERROR(SetupAllreduce(&bad, &any_bad, 1, MPI_MAX, comm,
+                                          Clock::now() + std::chrono::milliseconds(budget), budget,
+                                          "MPI_Allreduce (checking every rank's EQUARX_DATA_PATH)"));
+  }
   if (!st.ok()) return st;
   if (any_bad) return InvalidArgument("EQUARX_DATA_PATH is malformed on another rank");
   return CreateMpiCommunicator(comm, o, out);
@@ -52,45 +96,96 @@ Status CreateMpiCommunicator(MPI_Comm comm, std::unique_ptr<Communicator>* out) 
 Status CreateMpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& options,
                              std::unique_ptr<Communicator>* out) {
   if (!out) return InvalidArgument("CreateMpiCommunicator: out is null");
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) return InvalidArgument("MPI is not initialized");
-  if (comm == MPI_COMM_NULL) return InvalidArgument("communicator is MPI_COMM_NULL");
-  int path[2] = {int(options.data_path), -int(options.data_path)}, agreed[2] = {0, 0};
-  MPI_Allreduce(path, agreed, 2, MPI_INT, MPI_MAX, comm);
-  if (agreed[0] != -agreed[1])
-    return InvalidArgument("ranks asked for different data paths (EQUARX_DATA_PATH differs?)");
   std::unique_ptr<transport::Transport> t;
-  if (options.data_path == DataPath::kMpi) {
-    EQUARX_RETURN_IF_ERROR(transport::CreateMpiTransport(comm, &t));
-  } else {
-    int rank = 0, size = 0;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    auto allgather = [comm](const void* mine, size_t bytes, void* all) {
-      int rc = MPI_Allgather(mine, int(bytes), MPI_BYTE, all, int(bytes), MPI_BYTE, comm);
-      if (rc != MPI_SUCCESS) return RemoteError("MPI_Allgather failed during the data path's set-up");
-      return Status::Ok();
-    };
-    Status st;
-    if (options.data_path == DataPath::kSharedMemory) {
-      st = transport::CreateShmTransport(rank, size, allgather, transport::ShmOptions{}, &t);
-    } else {
-      transport::SocketOptions so;
-      so.interface = options.socket_interface;
-      so.setup_timeout_ms = options.setup_timeout_ms;
-      st = transport::CreateSocketTransport(rank, size, allgather, so, &t);
-    }
-    // Agree on the outcome, so that a rank that failed to connect does not leave the others
-    // holding a half-built mesh.
-    int ok = st.ok() ? 1 : 0, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!st.ok()) return st;
-    if (!all_ok) return RemoteError("data path set-up failed on another rank");
-  }
+  EQUARX_RETURN_IF_ERROR(internal::CreateMpiTransport(comm, options, &t));
   *out = std::make_unique<Communicator>(std::move(t));
   return Status::Ok();
 }
 
+namespace internal {
+
+Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
+                          std::unique_ptr<transport::Transport>* out, const SetupHook& hook) {
+  if (!out) return InvalidArgument("CreateMpiCommunicator: out is null");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return InvalidArgument("MPI is not initialized");
+  if (comm == MPI_COMM_NULL) return InvalidArgument("communicator is MPI_COMM_NULL");
+  if (options.setup_timeout_ms <= 0)
+    return InvalidArgument("setup_timeout_ms must be positive (got " + std::to_string(options.setup_timeout_ms) + ")");
+  // One deadline for the whole set-up: every MPI step and the socket mesh end by it.
+  const int budget = BudgetMs(options);
+  const Deadline deadline = Clock::now() + std::chrono::milliseconds(budget);
+  auto stage = [&hook](const char* name) {
+    if (hook) hook(name);
+  };
+  stage("agree");
+  int path[2] = {int(options.data_path), -int(options.data_path)}, agreed[2] = {0, 0};
+  EQUARX_RETURN_IF_ERROR(SetupAllreduce(path, agreed, 2, MPI_MAX, comm, deadline, budget,
+                                        "MPI_Allreduce (agreeing on the data path)"));
+  if (agreed[0] != -agreed[1])
+    return InvalidArgument("ranks asked for different data paths (EQUARX_DATA_PATH differs?)");
+  std::unique_ptr<transport::Transport> t;
+  if (options.data_path == DataPath::kMpi) {
+    stage("dup");
+    EQUARX_RETURN_IF_ERROR(transport::CreateMpiTransport(comm, &t, deadline, budget));
+  } else {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    // Every all-gather of the set-up, by the stage it begins (internal::SetupHook).
+    static const char* const kSocketStages[] = {"identity", "address"};
+    static const char* const kShmStages[] = {"shm-card", "shm-join"};
+    const bool shm = options.data_path == DataPath::kSharedMemory;
+    const char* const* stages = shm ? kShmStages : kSocketStages;
+    int gathers = 0;
+    auto allgather = [comm, size, deadline, budget, stages, shm, &gathers, &stage](const void* mine, size_t bytes,
+                                                                                  void* all) {
+      const char* what = stages[std::min(gathers, 1)];
+      ++gathers;
+      stage(what);
+      auto* b = new StepBuffers;
+      b->send.assign(static_cast<const unsigned char*>(mine), static_cast<const unsigned char*>(mine) + bytes);
+      b->recv.resize(bytes * size_t(size));
+      MPI_Request req = MPI_REQUEST_NULL;
+      int rc = MPI_Iallgather(b->send.data(), int(bytes), MPI_BYTE, b->recv.data(), int(bytes), MPI_BYTE, comm, &req);
+      if (rc != MPI_SUCCESS) {
+        delete b;
+        return RemoteError("MPI_Allgather failed during the data path's set-up");
+      }
+      EQUARX_RETURN_IF_ERROR(transport::WaitSetupStep(&req, deadline, budget,
+                                                      "MPI_Allgather (data path set-up: " + std::string(what) + ")"));
+      std::memcpy(all, b->recv.data(), b->recv.size());
+      delete b;
+      if (!shm && gathers == 2) stage("mesh");
+      return Status::Ok();
+    };
+    Status st;
+    if (shm) {
+      st = transport::CreateShmTransport(rank, size, allgather, transport::ShmOptions{}, &t);
+    } else {
+      transport::SocketOptions so;
+      so.interface = options.socket_interface;
+      so.setup_timeout_ms = budget;
+      so.setup_deadline = deadline;
+      st = transport::CreateSocketTransport(rank, size, allgather, so, &t);
+    }
+    // A step that timed out left a collective pending on `comm`: no further collective on it.
+    if (st.code() == StatusCode::kTimeout && gathers > 0 && st.message().rfind("MPI_Allgather", 0) == 0) return st;
+    // Agree on the outcome, so that a rank that failed to connect does not leave the others
+    // holding a half-built mesh.
+    stage("confirm");
+    int ok = st.ok() ? 1 : 0, all_ok = 0;
+    const Status agreed_outcome = SetupAllreduce(&ok, &all_ok, 1, MPI_MIN, comm, deadline, budget,
+                                                 "MPI_Allreduce (agreeing on the outcome of the data path set-up)");
+    if (!st.ok()) return st;  // this rank's own error says more than the agreement's
+    EQUARX_RETURN_IF_ERROR(agreed_outcome);
+    if (!all_ok) return RemoteError("data path set-up failed on another rank");
+  }
+  *out = std::move(t);
+  return Status::Ok();
+}
+
+}  // namespace internal
 }  // namespace equarx
 #endif

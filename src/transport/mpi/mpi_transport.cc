@@ -1,6 +1,7 @@
 // equarx MPI transport (see mpi_transport.h).
 #include "transport/mpi/mpi_transport.h"
 
+#include <chrono>
 #include <climits>
 #include <new>
 #include <string>
@@ -128,22 +129,48 @@ class MpiTransport final : public Transport {
 
 }  // namespace
 
-Status CreateMpiTransport(MPI_Comm comm, std::unique_ptr<Transport>* out) {
+Status WaitSetupStep(MPI_Request* req, Deadline deadline, int budget_ms, const std::string& what) {
+  const Deadline t0 = Clock::now();
+  for (;;) {
+    int done = 0;
+    const int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return RemoteError(what + " failed during set-up: " + MpiError(rc));
+    if (done) return Status::Ok();
+    const Deadline now = Clock::now();
+    if (now >= deadline)
+      return Timeout(what + " did not complete within the set-up deadline (" + std::to_string(budget_ms) +
+                     " ms): a rank has not reached this step, or has died or stopped; the MPI "
+                     "communicator must not be used for collectives again");
+    // Spin for the first few ms (set-up steps usually finish fast), then sleep briefly.
+    if (now - t0 > std::chrono::milliseconds(5)) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
+Status CreateMpiTransport(MPI_Comm comm, std::unique_ptr<Transport>* out, Deadline deadline, int budget_ms) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) return InvalidArgument("MPI is not initialized");
   if (comm == MPI_COMM_NULL) return InvalidArgument("communicator is MPI_COMM_NULL");
-  MPI_Comm dup;
-  int rc = MPI_Comm_dup(comm, &dup);
-  if (rc != MPI_SUCCESS) return RemoteError("MPI_Comm_dup: " + MpiError(rc));
-  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  // On the heap: after a timeout the pending duplication may still write it (leaked then).
+  auto* dup = new MPI_Comm(MPI_COMM_NULL);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MPI_Comm_idup(comm, dup, &req);
+  if (rc != MPI_SUCCESS) {
+    delete dup;
+    return RemoteError("MPI_Comm_idup: " + MpiError(rc));
+  }
+  Status st = WaitSetupStep(&req, deadline, budget_ms, "MPI_Comm_idup (the data path's communicator)");
+  if (!st.ok()) return st;  // `dup` leaked on purpose: MPI may still complete into it
+  MPI_Comm c = *dup;
+  delete dup;
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
   int rank = 0, size = 0, flag = 0;
-  MPI_Comm_rank(dup, &rank);
-  MPI_Comm_size(dup, &size);
+  MPI_Comm_rank(c, &rank);
+  MPI_Comm_size(c, &size);
   int* ub = nullptr;
-  MPI_Comm_get_attr(dup, MPI_TAG_UB, &ub, &flag);
+  MPI_Comm_get_attr(c, MPI_TAG_UB, &ub, &flag);
   const int tag_ub = (flag && ub) ? *ub : 32767;
-  *out = std::make_unique<MpiTransport>(dup, rank, size, tag_ub);
+  *out = std::make_unique<MpiTransport>(c, rank, size, tag_ub);
   return Status::Ok();
 }
 

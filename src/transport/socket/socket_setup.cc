@@ -515,7 +515,8 @@ Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const So
   std::vector<hs::AddressCard> cards(static_cast<size_t>(size));
   EQUARX_RETURN_IF_ERROR(GatherCards(rank, allgather, where, st, hs::kAddressMagic, &cards));
   // 3 and 4. The mesh.
-  const Deadline deadline = Clock::now() + std::chrono::milliseconds(options.setup_timeout_ms);
+  Deadline deadline = Clock::now() + std::chrono::milliseconds(options.setup_timeout_ms);
+  if (options.setup_deadline != Deadline{}) deadline = std::min(deadline, options.setup_deadline);
   std::vector<int> fds;
   MeshBuilder mesh(rank, size, secret, cards, options, &listener, deadline);
   EQUARX_RETURN_IF_ERROR(mesh.Run(&fds));

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +40,9 @@ struct SocketOptions {
   std::string interface;
   /// How long setup may wait for the other ranks to connect and authenticate.
   int setup_timeout_ms = 60000;
+  /// If set: the set-up's overall deadline (the caller's, e.g. CreateMpiCommunicator's,
+  /// which began before the address exchange); the mesh then also ends by it.
+  std::chrono::steady_clock::time_point setup_deadline{};
   /// How long one accepted connection may take over its handshake before it is closed (the
   /// setup deadline caps it). Genuine ranks answer within a few round trips.
   int handshake_timeout_ms = 10000;
