@@ -25,9 +25,12 @@ enum class DataPath {
   /// (checked: kInvalidArgument on every rank otherwise). No TCP at all; a dead peer
   /// process fails every survivor's call within 50 ms, a stopped one at the deadline.
   kSharedMemory,
+  /// equarx's own transport per peer: shared-memory rings to the ranks of this host (equal
+  /// host name and boot), TCP to the others (src/transport/shm/host_transport.h).
+  kHost,
 };
 
-/// "mpi", "sockets" or "shm": the name EQUARX_DATA_PATH takes.
+/// "mpi", "sockets", "shm" or "host": the name EQUARX_DATA_PATH takes.
 const char* DataPathName(DataPath path);
 
 struct MpiCommunicatorOptions {

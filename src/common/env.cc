@@ -17,10 +17,11 @@ const std::vector<Knob>& Knobs() {
        "options give none"},
       {"EQUARX_TUNE_FILE", "path", "(none)",
        "crossover table for algorithm=auto, written by equarx-tune (none: built-in defaults)"},
-      {"EQUARX_DATA_PATH", "sockets|shm|mpi", "sockets",
+      {"EQUARX_DATA_PATH", "sockets|host|shm|mpi", "sockets",
        "how a communicator created from MPI moves data: equarx's own TCP connections (a dead "
-       "or stopped peer fails every survivor's call within its deadline), equarx's "
-       "shared-memory rings (every rank on one host), or MPI point-to-point"},
+       "or stopped peer fails every survivor's call within its deadline), host (equarx's "
+       "shared-memory rings to ranks of this host, TCP to others), shm (rings only: every rank "
+       "on one host), or MPI point-to-point"},
       {"EQUARX_ROTATION", "none|hadamard", "(the codec's default)",
        "rotation of calls whose options leave it at default (quantized plans only): none, or "
        "hadamard (randomized Walsh-Hadamard per block before quantizing)"},

@@ -10,6 +10,7 @@
 #include "common/env.h"
 #include "core/mpi_setup.h"
 #include "transport/mpi/mpi_transport.h"
+#include "transport/shm/host_transport.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/socket/socket_transport.h"
 
@@ -53,6 +54,7 @@ const char* DataPathName(DataPath path) {
     case DataPath::kMpi: return "mpi";
     case DataPath::kSockets: return "sockets";
     case DataPath::kSharedMemory: return "shm";
+    case DataPath::kHost: return "host";
   }
   return "?";
 }
@@ -66,8 +68,10 @@ Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
     o.data_path = DataPath::kMpi;
   } else if (s.data_path == "shm") {
     o.data_path = DataPath::kSharedMemory;
+  } else if (s.data_path == "host") {
+    o.data_path = DataPath::kHost;
   } else {
-    return InvalidArgument("EQUARX_DATA_PATH='" + s.data_path + "': expected sockets, shm or mpi");
+    return InvalidArgument("EQUARX_DATA_PATH='" + s.data_path + "': expected sockets, host, shm or mpi");
   }
   o.socket_interface = s.socket_ifname;
   *out = o;
@@ -134,14 +138,16 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     // Every all-gather of the set-up, by the stage it begins (internal::SetupHook).
-    static const char* const kSocketStages[] = {"identity", "address"};
-    static const char* const kShmStages[] = {"shm-card", "shm-join"};
+    static const std::vector<const char*> kSocketStages = {"identity", "address"};
+    static const std::vector<const char*> kShmStages = {"shm-card", "shm-join"};
+    static const std::vector<const char*> kHostStages = {"identity", "address", "host", "shm-card", "shm-join"};
     const bool shm = options.data_path == DataPath::kSharedMemory;
-    const char* const* stages = shm ? kShmStages : kSocketStages;
+    const std::vector<const char*>& stages =
+        shm ? kShmStages : options.data_path == DataPath::kHost ? kHostStages : kSocketStages;
     int gathers = 0;
-    auto allgather = [comm, size, deadline, budget, stages, shm, &gathers, &stage](const void* mine, size_t bytes,
-                                                                                  void* all) {
-      const char* what = stages[std::min(gathers, 1)];
+    auto allgather = [comm, size, deadline, budget, &stages, shm, &gathers, &stage](const void* mine, size_t bytes,
+                                                                                   void* all) {
+      const char* what = stages[std::min<size_t>(size_t(gathers), stages.size() - 1)];
       ++gathers;
       stage(what);
       auto* b = new StepBuffers;
@@ -161,13 +167,15 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
       return Status::Ok();
     };
     Status st;
+    transport::SocketOptions so;
+    so.interface = options.socket_interface;
+    so.setup_timeout_ms = budget;
+    so.setup_deadline = deadline;
     if (shm) {
       st = transport::CreateShmTransport(rank, size, allgather, transport::ShmOptions{}, &t);
+    } else if (options.data_path == DataPath::kHost) {
+      st = transport::CreateHostTransport(rank, size, allgather, so, transport::ShmOptions{}, &t);
     } else {
-      transport::SocketOptions so;
-      so.interface = options.socket_interface;
-      so.setup_timeout_ms = budget;
-      so.setup_deadline = deadline;
       st = transport::CreateSocketTransport(rank, size, allgather, so, &t);
     }
     // A step that timed out left a collective pending on `comm`: no further collective on it.

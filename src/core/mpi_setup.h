@@ -17,12 +17,13 @@ namespace equarx::internal {
 /// Called on this rank at each stage of the set-up, before the stage's collective step:
 ///   "agree"      before the ranks agree on the data path (an MPI allreduce)
 ///   "dup"        kMpi: before duplicating the communicator (MPI_Comm_idup)
-///   "identity"   kSockets: before the exchange of identities (an MPI allgather)
-///   "address"    kSockets: before the exchange of listening addresses (an MPI allgather)
-///   "mesh"       kSockets: after the addresses, before the connections are made
-///   "shm-card"   kSharedMemory: before the exchange of the segment's name (an MPI allgather)
-///   "shm-join"   kSharedMemory: before the ranks report mapping it (an MPI allgather)
-///   "confirm"    kSockets, kSharedMemory: before the ranks agree on the outcome (an MPI allreduce)
+///   "identity"   kSockets, kHost: before the exchange of identities (an MPI allgather)
+///   "address"    kSockets, kHost: before the exchange of listening addresses (an MPI allgather)
+///   "mesh"       kSockets, kHost: after the addresses, before the connections are made
+///   "host"       kHost: after the mesh, before the exchange of host names (an MPI allgather)
+///   "shm-card"   kSharedMemory, kHost: before the exchange of the segment's name (an MPI allgather)
+///   "shm-join"   kSharedMemory, kHost: before the ranks report mapping it (an MPI allgather)
+///   "confirm"    every path but kMpi: before the ranks agree on the outcome (an MPI allreduce)
 /// Tests only (tests/mpi/fault_test.cc stops or kills a rank there).
 using SetupHook = std::function<void(const char* stage)>;
 

@@ -175,6 +175,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> stages =
       mo.data_path == equarx::DataPath::kMpi             ? std::vector<std::string>{"agree", "dup"}
       : mo.data_path == equarx::DataPath::kSharedMemory ? std::vector<std::string>{"agree", "shm-card", "shm-join", "confirm"}
+      : mo.data_path == equarx::DataPath::kHost
+          ? std::vector<std::string>{"agree", "identity", "address", "mesh", "host", "shm-card", "shm-join", "confirm"}
                                                          : std::vector<std::string>{"agree", "identity", "address", "mesh", "confirm"};
   const std::string setup_stage = stages[rng() % stages.size()];
   equarx::internal::SetupHook hook;

@@ -48,10 +48,21 @@ TEST(MpiDefaults, DataPathIsSocketsUnlessTheEnvironmentSaysMpi) {
   setenv("EQUARX_DATA_PATH", "sockets", 1);
   ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
   EXPECT_EQ(o.data_path, DataPath::kSockets);
+  setenv("EQUARX_DATA_PATH", "shm", 1);
+  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
+  EXPECT_EQ(o.data_path, DataPath::kSharedMemory);
+  setenv("EQUARX_DATA_PATH", "host", 1);
+  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
+  EXPECT_EQ(o.data_path, DataPath::kHost);
+  for (DataPath p : {DataPath::kMpi, DataPath::kSockets, DataPath::kSharedMemory, DataPath::kHost}) {
+    setenv("EQUARX_DATA_PATH", DataPathName(p), 1);
+    ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
+    EXPECT_EQ(o.data_path, p) << DataPathName(p);
+  }
   setenv("EQUARX_DATA_PATH", "tcp", 1);
   const Status st = MpiCommunicatorOptions::FromEnvironment(&o);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("expected sockets, shm or mpi"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("expected sockets, host, shm or mpi"), std::string::npos) << st.ToString();
   if (was) {
     setenv("EQUARX_DATA_PATH", saved.c_str(), 1);
   } else {

@@ -6,6 +6,7 @@
 # Usage: run_fault_test.sh MPIEXEC FAULT_TEST NP PATH [kill|stop|stop-idle] [POINT] [SEED]
 #   PATH  sockets  equarx's own TCP connections (EQUARX_DATA_PATH=sockets)
 #         shm      equarx's own shared-memory rings (EQUARX_DATA_PATH=shm)
+#         host     equarx's host-aware mix: rings to this host's ranks, TCP to others (=host)
 #         mpi-shm  MPI point-to-point over shared memory (--mca btl self,vader)
 #         mpi-tcp  MPI point-to-point over Open MPI's TCP BTL: not run by CTest, since Open
 #                  MPI 4.1 may abort or spin the rank that sees the reset (docs/errors.md)
@@ -61,6 +62,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yi
 case $path in
   sockets) mca=(--mca btl self,vader,tcp --mca btl_tcp_if_include "$iface" -x EQUARX_DATA_PATH=sockets) ;;
   shm) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=shm) ;;
+  host) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=host) ;;
   mpi-shm) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=mpi) ;;
   mpi-tcp) mca=(--mca btl self,tcp --mca btl_tcp_if_include "$iface" -x EQUARX_DATA_PATH=mpi) ;;
   *) echo "run_fault_test.sh: unknown path $path" >&2; exit 2 ;;
