@@ -273,10 +273,14 @@ TEST_P(Stream, AllReduceIsBitwiseEqualToInProcess) {
   std::vector<std::unique_ptr<Communicator>> inproc;
   ASSERT_TRUE(CreateInProcessGroup(n, &inproc).ok());
   const size_t count = 300000;
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi}) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi,
+                      Algorithm::kHierarchical}) {
     AllReduceOptions o;
     o.algorithm = a;
     o.timeout_ms = 20000;
+    // hierarchical: 2 hosts of 2 ranks (the layout of the "hosts" backend: its intra-host steps
+    // then go through the rings, the inter-host ones over TCP).
+    if (a == Algorithm::kHierarchical) o.ranks_per_host = 2;
     std::vector<std::vector<float>> out_s(n), out_i(n);
     auto run = [&](std::vector<std::unique_ptr<Communicator>>& comms,
                    std::vector<std::vector<float>>& out) {
