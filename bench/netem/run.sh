@@ -73,8 +73,10 @@ usage: bench/netem/run.sh [options]
   --build DIR         equarx build directory (default build/release)
   --launch-timeout S  kill a launch that runs longer than S seconds (default 1800)
   --keep-going        continue with the next launch when one fails (default: stop)
-  --data-path P       how equarx moves data: mpi (MPI point-to-point) or sockets (equarx's own
-                      TCP connections over eqx0); the MPI peers are unaffected (default mpi)
+  --data-path P       how equarx moves data (EQUARX_DATA_PATH): sockets (equarx's own TCP
+                      connections over eqx0), host (rings between the ranks of one emulated host,
+                      TCP over eqx0 between hosts), shm (rings only) or mpi (MPI point-to-point);
+                      the MPI peers are unaffected (default sockets, the library's default)
   --fault-runner CMD  the command of the faultmatrix config (a bash command line)
   --gemma3-model F    GGUF for the gemma3 config (default .venv/models/gemma-3-270m-q4_k_m.gguf)
   --gemma3-tokens L   prompt lengths of the gemma3 config (default 512,1024,2048)
@@ -90,7 +92,7 @@ RPH=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mp
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
-DATA_PATH=mpi ROTATION=
+DATA_PATH=sockets ROTATION=
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
 FAULT_RUNNER="" OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
@@ -141,7 +143,7 @@ cd "$REPO"
 [[ $PREFIX =~ ^[a-z][a-z0-9-]{0,19}$ ]] || { echo "run.sh: --prefix must be [a-z][a-z0-9-]{0,19}" >&2; exit 2; }
 [[ $SUBNET =~ ^(10|192\.168|172\.(1[6-9]|2[0-9]|3[01]))(\.[0-9]{1,3}){1,2}$ ]] && [[ $(tr -cd . <<<"$SUBNET" | wc -c) -eq 2 ]] ||
   { echo "run.sh: --subnet must be a private A.B.C" >&2; exit 2; }
-[[ $DATA_PATH == mpi || $DATA_PATH == sockets ]] || { echo "run.sh: --data-path must be mpi or sockets" >&2; exit 2; }
+[[ $DATA_PATH =~ ^(sockets|host|shm|mpi)$ ]] || { echo "run.sh: --data-path must be sockets, host, shm or mpi" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "run.sh: needs root (network namespaces, tc)" >&2; exit 2; }
 for t in ip tc ethtool mpirun unshare timeout; do
   command -v $t >/dev/null || { echo "run.sh: $t not found" >&2; exit 2; }
