@@ -44,23 +44,25 @@ size_t ShmEntries() {
   return n;
 }
 
-// Forks rank 1, which sets up, sends one int (tag 1) to rank 0 and then sleeps until it is
-// signalled. Returns rank 0's transport (this process) and the child's pid.
+// Forks rank 1, which sets up (1 MiB rings), sends one int (tag 1) to rank 0 and then sleeps
+// until it is signalled. Returns rank 0's transport (this process) and the child's pid.
 pid_t StartPair(std::unique_ptr<Transport>* t) {
+  ShmOptions o;
+  o.ring_bytes = size_t(1) << 20;
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0) return -1;
   const pid_t child = fork();
   if (child == 0) {
     close(sp[0]);
     std::unique_ptr<Transport> mine;
-    if (!CreateShmTransport(1, 2, PairGather(sp[1], 1), ShmOptions{}, &mine).ok()) _exit(2);
+    if (!CreateShmTransport(1, 2, PairGather(sp[1], 1), o, &mine).ok()) _exit(2);
     int x = 41;
     Request s;
     if (!mine->Isend(0, 1, &x, sizeof x, &s).ok() || !mine->Wait(&s, In(10000)).ok()) _exit(3);
     for (;;) pause();
   }
   close(sp[1]);
-  const Status st = CreateShmTransport(0, 2, PairGather(sp[0], 0), ShmOptions{}, t);
+  const Status st = CreateShmTransport(0, 2, PairGather(sp[0], 0), o, t);
   close(sp[0]);
   EXPECT_TRUE(st.ok()) << st.ToString();
   if (!st.ok()) return child;
@@ -105,7 +107,7 @@ TEST(ShmProcess, StoppedPeerIsATimeoutAtTheDeadlineNotBefore) {
   ASSERT_GT(child, 0);
   ASSERT_TRUE(t);
   kill(child, SIGSTOP);
-  // A send larger than the ring cannot complete while the peer does not read.
+  // A send larger than the ring (1 MiB) cannot complete while the peer does not read.
   std::vector<uint8_t> big(size_t(8) << 20, 1);
   Request s;
   ASSERT_TRUE(t->Isend(1, 2, big.data(), big.size(), &s).ok());

@@ -322,7 +322,7 @@ class ShmStreamsImpl final : public ShmStreams {
 size_t RingBytes(const ShmOptions& o, int size) {
   if (o.ring_bytes) return o.ring_bytes;
   const size_t pairs = size_t(size) * size_t(size > 1 ? size - 1 : 1);
-  size_t r = size_t(1) << 20;
+  size_t r = size_t(16) << 20;
   while (r > (size_t(64) << 10) && pairs * r > (size_t(256) << 20)) r >>= 1;
   return r;
 }

@@ -31,9 +31,10 @@
 namespace equarx::transport {
 
 struct ShmOptions {
-  /// Bytes of each ring (one per ordered pair of ranks); 0: 1 MiB for up to 16 ranks, less
-  /// beyond so that the segment stays within 256 MiB (never under 64 KiB). Pages are touched
-  /// only when used.
+  /// Bytes of each ring (one per ordered pair of ranks); 0: 16 MiB for up to 4 ranks, less
+  /// beyond so that the segment stays within 256 MiB (8 ranks: 4 MiB, 16 ranks: 1 MiB; never
+  /// under 64 KiB). A larger ring lets a sender run further ahead of a receiver that is busy
+  /// in the codec. Pages are touched only when used.
   size_t ring_bytes = 0;
   /// As StreamLimits.
   size_t max_message_bytes = (size_t(1) << 31) - 1;
