@@ -6,15 +6,22 @@
 #include "transport/shm/shm_transport.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
+#include <vector>
 #include <string>
+
+#include "support/socket_mesh.h"
 
 namespace equarx::transport {
 namespace {
@@ -120,6 +127,45 @@ TEST(ShmProcess, StoppedPeerIsATimeoutAtTheDeadlineNotBefore) {
   EXPECT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();
   EXPECT_GE(ms, 595.0);
   EXPECT_LT(ms, 900.0);
+}
+
+// A small /dev/shm (Docker's default is 64 MiB): the default rings shrink to fit, explicit
+// ones that do not fit are a clear set-up error on every rank, never a SIGBUS later. Runs in a
+// child with its own mount namespace and a 1 MiB tmpfs on /dev/shm (needs root, as CI has).
+TEST(Shm, ASmallDevShmShrinksDefaultRingsAndRefusesExplicitOnesClearly) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1m") != 0)
+      _exit(10);  // not root (or no mount namespaces)
+    std::vector<std::unique_ptr<Transport>> t;
+    for (const Status& s : testing::ShmMesh(2, &t)) {
+      if (!s.ok()) _exit(11);
+    }
+    // The default rings shrank to fit: a message far larger than the room still arrives.
+    std::vector<uint8_t> a(size_t(4) << 20, 7), b(a.size());
+    Request s, r;
+    if (!t[0]->Isend(1, 1, a.data(), a.size(), &s).ok() || !t[1]->Irecv(0, 1, b.data(), b.size(), &r).ok()) _exit(12);
+    std::thread tx([&] { (void)t[0]->Wait(&s, In(20000)); });
+    const bool got = t[1]->Wait(&r, In(20000)).ok() && a == b;
+    tx.join();
+    if (!got) _exit(13);
+    t.clear();
+    const std::vector<Status> st = testing::ShmMesh(2, &t, [](int, ShmOptions* o) { o->ring_bytes = size_t(1) << 20; });
+    if (st[0].code() != StatusCode::kInvalidArgument || st[0].message().find("/dev/shm") == std::string::npos) _exit(14);
+    if (st[1].code() != StatusCode::kInvalidArgument || st[1].message().find("failed on rank 0") == std::string::npos) _exit(15);
+    _exit(0);
+  }
+  int ws = 0;
+  ASSERT_EQ(waitpid(child, &ws, 0), child);
+  ASSERT_TRUE(WIFEXITED(ws)) << "the child died of a signal: " << (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+  const int code = WEXITSTATUS(ws);
+  if (code == 10) {
+    const char* ci = std::getenv("CI");
+    ASSERT_FALSE(ci && std::string(ci) == "true") << "CI must run this test as root (unshare + mount)";
+    GTEST_SKIP() << "needs root for a private /dev/shm";
+  }
+  EXPECT_EQ(code, 0) << "11: set-up failed, 12/13: the message did not arrive whole, 14/15: no clear error";
 }
 
 }  // namespace

@@ -8,12 +8,14 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -54,15 +56,20 @@ struct Ring {
 
 size_t Align64(size_t x) { return (x + 63) & ~size_t(63); }
 
+// Header | a slot per rank | ring ends for every (from, to) | data of the n(n-1) rings, one per
+// ordered pair of distinct members (PairIndex).
 struct Layout {
   size_t slots, rings, data, total;
   Layout(size_t n, size_t ring_bytes) {
     slots = Align64(sizeof(Header));
     rings = slots + n * sizeof(Slot);
     data = Align64(rings + n * n * sizeof(Ring));
-    total = data + n * n * ring_bytes;
+    total = data + n * (n > 0 ? n - 1 : 0) * ring_bytes;
   }
 };
+size_t PairIndex(int from, int to, int n) {
+  return size_t(from) * size_t(n - 1) + size_t(to < from ? to : to - 1);
+}
 
 long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, ts, nullptr, 0);
@@ -252,7 +259,7 @@ class ShmStreamsImpl final : public ShmStreams {
  private:
   Ring& ring(int from, int to) { return rings_[size_t(from) * size_t(n_) + size_t(to)]; }
   uint8_t* ring_data(int from, int to) {
-    return data_ + (size_t(from) * size_t(n_) + size_t(to)) * ring_bytes_;
+    return data_ + PairIndex(from, to, n_) * ring_bytes_;
   }
 
   // Copies k bytes between `buf` and the ring at stream position `pos`, wrapping around.
@@ -323,12 +330,15 @@ size_t RingBytes(const ShmOptions& o, int size) {
   if (o.ring_bytes) return o.ring_bytes;
   const size_t pairs = size_t(size) * size_t(size > 1 ? size - 1 : 1);
   size_t r = size_t(16) << 20;
-  while (r > (size_t(64) << 10) && pairs * r > (size_t(256) << 20)) r >>= 1;
+  while (r > (size_t(64) << 10) && pairs * r > (size_t(64) << 20)) r >>= 1;
   return r;
 }
 
-// Rank 0: creates, sizes and maps the segment and writes its header.
-Status CreateSegment(int size, size_t ring_bytes, Card* card, Mapping* map, std::string* name) {
+// Rank 0: creates, sizes and maps the segment and writes its header. The segment's pages are
+// reserved up front (posix_fallocate), so that a full /dev/shm is a clear error here and never
+// a SIGBUS in the middle of a call; with the default ring size (`shrink`) the rings are made
+// smaller until the segment fits in half of what /dev/shm has free.
+Status CreateSegment(int size, size_t ring_bytes, bool shrink, Card* card, Mapping* map, std::string* name) {
   uint8_t rnd[16];
   EQUARX_RETURN_IF_ERROR(OsRandom(rnd, sizeof rnd));
   char n[48];
@@ -338,12 +348,19 @@ Status CreateSegment(int size, size_t ring_bytes, Card* card, Mapping* map, std:
   EQUARX_RETURN_IF_ERROR(OsRandom(card->nonce, sizeof card->nonce));
   const int fd = shm_open(n, O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) return Internal("shm_open(" + *name + "): " + ErrnoText(errno));
+  struct statvfs vfs{};
+  const size_t avail = fstatvfs(fd, &vfs) == 0 ? size_t(vfs.f_bavail) * size_t(vfs.f_frsize) : SIZE_MAX;
+  while (shrink && ring_bytes > (size_t(64) << 10) && Layout(size_t(size), ring_bytes).total > avail / 2)
+    ring_bytes >>= 1;
   const Layout l(size_t(size), ring_bytes);
-  if (ftruncate(fd, off_t(l.total)) != 0) {
-    const int e = errno;
+  int err = ftruncate(fd, off_t(l.total)) != 0 ? errno : posix_fallocate(fd, 0, off_t(l.total));
+  if (err != 0) {
     close(fd);
     shm_unlink(n);
-    return Internal("sizing the shared-memory segment to " + std::to_string(l.total) + " bytes: " + ErrnoText(e));
+    return InvalidArgument("reserving " + std::to_string(l.total) + " bytes of shared memory for " +
+                           std::to_string(size) + " ranks' rings (" + std::to_string(ring_bytes) +
+                           " bytes each; " + std::to_string(avail) + " bytes free in /dev/shm): " + ErrnoText(err) +
+                           ". Enlarge /dev/shm (e.g. docker --shm-size), or use EQUARX_DATA_PATH=sockets");
   }
   map->bytes = l.total;
   map->base = mmap(nullptr, l.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -434,7 +451,7 @@ Status CreateShmStreams(int rank, int size, const std::vector<int>& members, con
     st = ring_bytes < 64 || ring_bytes > (size_t(1) << 30)
              ? InvalidArgument("shared-memory transport: ring_bytes " + std::to_string(ring_bytes) +
                                " is outside [64, 2^30]")
-             : CreateSegment(n, ring_bytes, &me, map.get(), &name);
+             : CreateSegment(n, ring_bytes, options.ring_bytes == 0, &me, map.get(), &name);
   }
   SetError(st, &me);
   std::vector<Card> cards(static_cast<size_t>(n));

@@ -31,10 +31,11 @@
 namespace equarx::transport {
 
 struct ShmOptions {
-  /// Bytes of each ring (one per ordered pair of ranks); 0: 16 MiB for up to 4 ranks, less
-  /// beyond so that the segment stays within 256 MiB (8 ranks: 4 MiB, 16 ranks: 1 MiB; never
-  /// under 64 KiB). A larger ring lets a sender run further ahead of a receiver that is busy
-  /// in the codec. Pages are touched only when used.
+  /// Bytes of each ring (one per ordered pair of ranks); 0: 16 MiB for 2 ranks, less beyond
+  /// so that the rings stay within 64 MiB (4 ranks: 4 MiB, 8 ranks: 1 MiB; never under
+  /// 64 KiB), and smaller still if /dev/shm has less than twice that free. A larger ring lets
+  /// a sender run further ahead of a receiver that is busy in the codec. The segment's pages
+  /// are reserved at set-up: too little room in /dev/shm is a set-up error, never a SIGBUS.
   size_t ring_bytes = 0;
   /// As StreamLimits.
   size_t max_message_bytes = (size_t(1) << 31) - 1;
