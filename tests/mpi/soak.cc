@@ -78,6 +78,8 @@ struct Settings {
 // RSS judged only with at least this many calls after the warm-up.
 constexpr uint64_t kMinCallsForRss = 1000;
 constexpr double kMaxGrowthPct = 1.0;
+// Refused calls printed in full (the rest only counted).
+constexpr uint64_t kRefusalsShown = 20;
 
 // One call's draw (identical on every rank).
 struct Draw {
@@ -304,7 +306,6 @@ class Soak {
   FILE* json_ = nullptr;
   std::chrono::steady_clock::time_point t0_;
   std::vector<uint64_t> rss_warm_;
-  std::string first_refusal_;
 };
 
 bool Soak::OneCall(const Draw& d, uint64_t call, const char* phase, Totals* t, bool sample_rss) {
@@ -364,10 +365,8 @@ bool Soak::OneCall(const Draw& d, uint64_t call, const char* phase, Totals* t, b
   if (any_fail) {
     if (all_same && StatusCode(rows_[kCode]) == StatusCode::kInvalidArgument) {
       ++t->refused;
-      if (first_refusal_.empty() && me_ == 0) {
-        first_refusal_ = st.message();
-        std::printf("# first refusal (%s, call %llu): %s\n", phase, (unsigned long long)call, st.ToString().c_str());
-      }
+      if (t->refused <= kRefusalsShown && me_ == 0)  // for judging them: what was refused, and why
+        std::printf("# refused %s %s: %s\n", phase, Describe(d, call).c_str(), st.ToString().c_str());
     } else {
       ++t->bad_refusals;
       ok = false;
