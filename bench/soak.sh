@@ -96,6 +96,11 @@ warm, end = summ["rss_warm_kib"], summ["rss_end_kib"]
 w = summ["worst_rank"]
 secs = summ["seconds"]
 soak_line = next(l for l in open(log) if l.startswith("SOAK "))
+wrow = next((r for r in rows if r["type"] == "warmup_end"), None)
+last = [r for r in rows if r["type"] == "interval"][-1]
+heap = "not sampled"
+if wrow and "heap_used_kib" in wrow:
+    heap = ", ".join(f"{a:,} → {b:,}" for a, b in zip(wrow["heap_used_kib"], last["heap_used_kib"])) + " KiB"
 pct = 100.0 * summ["checked_elements"] / summ["elements"] if summ["elements"] else 0
 sec = f"""<!-- soak:begin -->
 <!-- written by bench/soak.sh from {log}; do not edit by hand -->
@@ -106,6 +111,7 @@ sec = f"""<!-- soak:begin -->
 | elements outside the error bound | **{summ['outside_bound']}** (of {summ['checked_elements']:,} checked, {pct:.1f}% of the {summ['elements']:,} output elements; the largest calls checked on a spread subset of whole blocks) |
 | refused (same code on every rank) | {summ['refused']} ({100.0 * summ['refused'] / summ['calls']:.1f}%); refusals that disagreed or were not invalid_argument: {summ['bad_refusals']} |
 | RSS after warm-up → end (rank {w}, the largest growth) | {warm[w]:,} KiB → {end[w]:,} KiB: **{summ['growth_pct']:+.3f}%** ({'judged' if summ['rss_judged'] else 'not judged'}; every rank: {', '.join(f'{a:,} → {b:,}' for a, b in zip(warm, end))} KiB) |
+| allocator's memory in use (mallinfo2), after warm-up → end, every rank | {heap} |
 | duration | {secs:.0f} s ({secs / 60:.1f} min) |
 | result | {'**pass**' if summ['pass'] else '**FAIL**'} (exit status {rc}) |
 | commit | `{commit[:7]}`{commit[40:]} |
@@ -113,7 +119,9 @@ sec = f"""<!-- soak:begin -->
 | date | {field('date')} |
 
 ```sh
-bash bench/soak.sh --calls {head['calls']} --seed {head['seed']}   # runs: {head['command'].split('/')[-1]}
+bash bench/soak.sh --calls {head['calls']} --seed {head['seed']}
+# which runs:
+{field('command')}
 ```
 
 Summary line: `{soak_line.strip()}`. Raw: `{log}`, `{jsonl}` (a row per 500 calls), `{env}`

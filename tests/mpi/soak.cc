@@ -1,7 +1,7 @@
 // mpi_soak — a long randomized run of AllReduce calls under mpirun (docs/reliability.md, "Soak").
 //
 //   mpirun -np 4 -x EQUARX_DATA_PATH=sockets mpi_soak --calls 20000 --seed 1 [--max-bytes 64M]
-//          [--warmup 1000] [--report-every 500] [--check-elems 65536] [--out soak.jsonl]
+//          [--warmup 1000] [--report-every 500] [--check-elems 65536] [--out soak.jsonl] [--start I]
 //
 // Every call draws, from a PRNG seeded by (seed, call index) and so identical on every rank
 // without any communication: a size log-uniform in [1, max-bytes] bytes (count = max(1,
@@ -25,14 +25,16 @@
 //     summary reports how many elements were checked (0 for --check-elems means check all);
 //   - a refusal (a status that is not ok) must carry the same code on every rank and be
 //     invalid_argument: it is counted as refused, not as a failure; anything else fails.
-// Rank 0 prints every failure with what reproduces it (seed, call index, options, count).
+// Rank 0 prints every failure with what reproduces it (seed, call index, options, count):
+// `--seed S --start I --calls 1 --warmup 0` runs call I of seed S alone.
 //
 // Memory: the buffers are allocated and touched once, at the largest size, before the loop,
 // and checking works in fixed-size chunks, so the program's own allocations do not move the
-// resident set. Warm-up: first every algorithm x codec x dtype once at the largest size
-// (block 16, the largest wire; not counted in the totals, but checked the same way), then the
-// first --warmup random calls. RSS (/proc/self/statm resident pages x page size) is sampled
-// at the end of warm-up, every --report-every calls and at the end; the figure is the
+// resident set. Warm-up: first every algorithm x codec x dtype once at the largest size, and
+// the options that need the largest scratch (not counted in the totals, but checked the same
+// way; see Run), then the first --warmup random calls. RSS (/proc/self/statm resident pages
+// x page size) and the allocator's in-use and free bytes (mallinfo2) are sampled at the end
+// of warm-up, every --report-every calls and at the end; the figure is the
 // largest growth over the ranks, judged (> 1% fails) only when at least 1000 calls follow
 // the warm-up.
 //
@@ -44,6 +46,7 @@
 // 1% (when judged), 2 on bad arguments. A call that fails the communicator (timeout, lost
 // peer) ends the job (tools::EndJobIfFailed). MPI steps between calls have a deadline
 // (tools::MpiAllreduce; the per-rank rows are gathered as a bitwise-OR all-reduce).
+#include <malloc.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -70,6 +73,7 @@ namespace {
 
 struct Settings {
   uint64_t calls = 20000, seed = 1, warmup = 1000, report_every = 500;
+  uint64_t start = 0;  // index of the first random call (> 0: reproduce from there, no phase 1)
   size_t max_bytes = size_t(64) << 20, check_elems = size_t(1) << 16;
   std::string out;
   std::string command;
@@ -274,7 +278,7 @@ struct Checker {
 
 // Per-rank row gathered after every call: an all-gather as a bitwise-OR all-reduce (every
 // rank fills its own row), so that it has a deadline (tools::MpiAllreduce).
-enum Field { kCode, kHash, kWrong, kChecked, kRss, kFields };
+enum Field { kCode, kHash, kWrong, kChecked, kRss, kHeapUsed, kHeapFree, kFields };
 
 struct Totals {
   uint64_t calls = 0, mismatched = 0, outside_calls = 0, outside_elems = 0, refused = 0,
@@ -342,7 +346,14 @@ bool Soak::OneCall(const Draw& d, uint64_t call, const char* phase, Totals* t, b
     row[kWrong] = checker_.Check(d, bases_, ob, recv_.data(), me_, s_.check_elems,
                                  s_.seed ^ tools::Mix64(call + 0x5eed), &row[kChecked]);
   }
-  if (sample_rss) row[kRss] = ResidentKib();
+  if (sample_rss) {
+    row[kRss] = ResidentKib();
+    // What the allocator holds (glibc, every arena): in use (heap + mmapped chunks) and free
+    // but kept. RSS growth with flat in-use memory is memory the allocator keeps, not a leak.
+    const struct mallinfo2 mi = mallinfo2();
+    row[kHeapUsed] = (mi.uordblks + mi.hblkhd) / 1024;
+    row[kHeapFree] = mi.fordblks / 1024;
+  }
   t->check_s += secs(k0);
   const auto g0 = Clock::now();
   tools::MpiAllreduce(MPI_IN_PLACE, rows_.data(), int(rows_.size()), MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
@@ -406,29 +417,32 @@ bool Soak::OneCall(const Draw& d, uint64_t call, const char* phase, Totals* t, b
 }
 
 void Soak::Report(uint64_t call, const Totals& t, const char* kind) {
-  std::vector<uint64_t> rss(static_cast<size_t>(n_));
-  for (int r = 0; r < n_; ++r) rss[size_t(r)] = rows_[size_t(r) * kFields + kRss];
   if (me_ != 0) return;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  std::string list;
-  for (int r = 0; r < n_; ++r) list += (r ? "," : "") + std::to_string(rss[size_t(r)]);
+  const auto column = [&](Field f) {
+    std::string list;
+    for (int r = 0; r < n_; ++r) list += (r ? "," : "") + std::to_string(rows_[size_t(r) * kFields + f]);
+    return list;
+  };
+  const std::string list = column(kRss), used = column(kHeapUsed), kept = column(kHeapFree);
   std::printf("# %s call=%llu calls=%llu mismatched=%llu outside_bound=%llu refused=%llu bad_refusals=%llu "
-              "checked=%llu/%llu rss_kib=[%s] seconds=%.1f\n",
+              "checked=%llu/%llu rss_kib=[%s] heap_used_kib=[%s] heap_free_kib=[%s] seconds=%.1f\n",
               kind, (unsigned long long)call, (unsigned long long)t.calls, (unsigned long long)t.mismatched,
               (unsigned long long)t.outside_elems, (unsigned long long)t.refused,
               (unsigned long long)t.bad_refusals, (unsigned long long)t.checked,
-              (unsigned long long)t.elements, list.c_str(), secs);
+              (unsigned long long)t.elements, list.c_str(), used.c_str(), kept.c_str(), secs);
   std::fflush(stdout);
   if (json_) {
     std::fprintf(json_,
                  "{\"type\":\"%s\",\"call\":%llu,\"calls\":%llu,\"mismatched\":%llu,\"outside_bound\":%llu,"
                  "\"outside_bound_calls\":%llu,\"refused\":%llu,\"bad_refusals\":%llu,\"checked_elements\":%llu,"
-                 "\"elements\":%llu,\"bytes\":%llu,\"rss_kib\":[%s],\"seconds\":%.3f}\n",
+                 "\"elements\":%llu,\"bytes\":%llu,\"rss_kib\":[%s],\"heap_used_kib\":[%s],\"heap_free_kib\":[%s],"
+                 "\"seconds\":%.3f}\n",
                  kind, (unsigned long long)call, (unsigned long long)t.calls, (unsigned long long)t.mismatched,
                  (unsigned long long)t.outside_elems, (unsigned long long)t.outside_calls,
                  (unsigned long long)t.refused, (unsigned long long)t.bad_refusals,
                  (unsigned long long)t.checked, (unsigned long long)t.elements, (unsigned long long)t.bytes,
-                 list.c_str(), secs);
+                 list.c_str(), used.c_str(), kept.c_str(), secs);
     std::fflush(json_);
   }
 }
@@ -457,34 +471,57 @@ int Soak::Run() {
                    (unsigned long long)s_.seed, s_.max_bytes, s_.check_elems, s_.command.c_str());
   }
   bool ok = true;
-  // Warm-up, phase 1: every algorithm x codec x dtype at the largest size, block 16.
+  // Warm-up, phase 1, at the largest size: every algorithm x codec x dtype (phases rs+ag), and
+  // the options that make the communicator's grow-only scratch largest (src/algo/executor.cc,
+  // two_shot.cc, hierarchical.cc): block 16 with f32 scales (the most wire bytes), phases rs
+  // and ag with f32 partial sums (an unquantized f32 hop), one microshard (the rotation's
+  // temporaries are a microshard each), the rotation where it applies, hierarchical with every
+  // ranks_per_host. Without the second part the scratch kept growing for thousands of random
+  // calls after the warm-up (the soak at 972a74f, docs/reliability.md).
   Totals pre;
-  {
+  if (s_.start == 0) {
     size_t na = 0, nc = 0;
     const EnumInfo* algos = AlgorithmTable(&na);
     const EnumInfo* codecs = CodecTable(&nc);
     uint64_t k = 0;
+    const auto run = [&](DType dt, const AllReduceOptions& o) {
+      Draw d;
+      d.dtype = dt;
+      d.count = std::max<size_t>(1, s_.max_bytes / DTypeSize(dt));
+      d.o = o;
+      d.gen.seed = s_.seed + k;
+      ok = OneCall(d, k++, "warm-up", &pre, false) && ok;
+    };
     for (DType dt : {DType::kFloat32, DType::kBFloat16, DType::kFloat16})
-      for (size_t a = 0; a < na; ++a)
-        for (size_t c = 0; c < nc; ++c) {
-          Draw d;
-          d.dtype = dt;
-          d.count = s_.max_bytes / DTypeSize(dt);
-          d.o.algorithm = Algorithm(algos[a].id);
-          if (!TakesCodec(d.o.algorithm) && c > 0) continue;
-          d.o.codec = Codec(codecs[c].id);
-          d.o.block = kMinBlock;
-          if (d.o.algorithm == Algorithm::kHierarchical) d.o.ranks_per_host = uint32_t(std::max(1, n_ / 2));
-          d.gen.seed = s_.seed + k;
-          ok = OneCall(d, k++, "warm-up", &pre, false) && ok;
+      for (size_t a = 0; a < na; ++a) {
+        AllReduceOptions o;
+        o.algorithm = Algorithm(algos[a].id);
+        o.block = kMinBlock;
+        const bool hier = o.algorithm == Algorithm::kHierarchical;
+        if (hier) o.ranks_per_host = uint32_t(std::max(1, n_ / 2));
+        for (size_t c = 0; c < nc && (c == 0 || TakesCodec(o.algorithm)); ++c) {
+          o.codec = Codec(codecs[c].id);
+          run(dt, o);
         }
+        o.codec = Codec::kInt8;
+        o.f32_partials = true;
+        o.microshards = 1;
+        for (uint32_t rph = 1; rph <= uint32_t(hier ? n_ : 1); ++rph)
+          for (Phases ph : {Phases::kRS, Phases::kAG, Phases::kRSAG}) {
+            if (hier) o.ranks_per_host = rph;
+            o.phases = ph;
+            run(dt, o);
+            if (!TakesCodec(o.algorithm)) break;
+          }
+      }
   }
   // Then the random calls; the first s_.warmup of them are the rest of the warm-up.
   Totals t;
   std::vector<uint64_t> rss_warm;
-  for (uint64_t call = 0; call < s_.calls; ++call) {
-    const bool warm_end = call + 1 == s_.warmup;
-    const bool report = (s_.report_every && (call + 1) % s_.report_every == 0) || call + 1 == s_.calls;
+  for (uint64_t i = 0; i < s_.calls; ++i) {
+    const uint64_t call = s_.start + i;
+    const bool warm_end = i + 1 == s_.warmup;
+    const bool report = (s_.report_every && (i + 1) % s_.report_every == 0) || i + 1 == s_.calls;
     ok = OneCall(DrawCall(s_, call, n_), call, "soak", &t, report || warm_end) && ok;
     if (warm_end) {
       for (int r = 0; r < n_; ++r) rss_warm.push_back(rows_[size_t(r) * kFields + kRss]);
@@ -505,7 +542,7 @@ int Soak::Run() {
       if (r == 0 || g > growth) growth = g, worst = r;
     }
   const uint64_t after = s_.calls > s_.warmup ? s_.calls - s_.warmup : 0;
-  const bool judged = !rss_warm.empty() && after >= kMinCallsForRss;
+  const bool judged = !rss_warm.empty() && after >= kMinCallsForRss && s_.start == 0;
   const bool rss_ok = !judged || growth <= kMaxGrowthPct;
   ok = ok && rss_ok;
   double all_ok = ok ? 0 : 1;
@@ -573,6 +610,10 @@ int main(int argc, char** argv) {
   tools::ArgParser p("mpi_soak", "randomized AllReduce soak under mpirun: agreement, error bound, RSS");
   p.AddUint("calls", &s.calls, "random calls (the first --warmup of them warm up)");
   p.AddUint("seed", &s.seed, "seed of every draw and input");
+  p.AddUint("start", &s.start,
+            "index of the first random call (a call's draw and inputs depend only on the seed and its "
+            "index, so --start I --calls 1 reproduces call I); > 0 skips warm-up phase 1 and the RSS verdict",
+            "I");
   p.AddSize("max-bytes", &s.max_bytes, "largest call in bytes (K/M/G suffixes; default 64M)");
   p.AddUint("warmup", &s.warmup, "random calls before the RSS baseline (default 1000)");
   p.AddUint("report-every", &s.report_every, "a report line (and RSS sample) every K calls; 0 = only at the end",
@@ -594,6 +635,7 @@ int main(int argc, char** argv) {
   else if (s.max_bytes == 0) bad = "--max-bytes must be at least 1";
   else if (s.max_bytes > (size_t(1) << 30)) bad = "--max-bytes must be at most 1G";
   else if (s.warmup >= s.calls) bad = "--warmup must be smaller than --calls";
+  else if (s.start > UINT64_MAX - s.calls) bad = "--start plus --calls overflows";
   else if (n < 2) bad = "needs at least 2 ranks (run it under mpirun -np N)";
   if (p.help_requested()) {
     if (me == 0) std::printf("%s", p.Help().c_str());
