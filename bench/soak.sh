@@ -42,7 +42,7 @@ B=build/release
 [[ -f $B/build.ninja ]] || cmake --preset release >/dev/null
 cmake --build --preset release --target mpi_soak equarx-info >/dev/null
 RES=bench/results/reliability/soak
-TAG=calls${CALLS}_seed${SEED}_max${MAX_BYTES}
+TAG=calls${CALLS}_seed${SEED}_max${MAX_BYTES}_$(git rev-parse --short=7 HEAD)
 mkdir -p "$RES"
 LOG=$RES/$TAG.log
 JSONL=$RES/$TAG.jsonl
