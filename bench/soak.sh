@@ -101,6 +101,13 @@ last = [r for r in rows if r["type"] == "interval"][-1]
 heap = "not sampled"
 if wrow and "heap_used_kib" in wrow:
     heap = ", ".join(f"{a:,} → {b:,}" for a, b in zip(wrow["heap_used_kib"], last["heap_used_kib"])) + " KiB"
+trimmed, raw = "", ""
+if "raw_growth_pct" in summ:  # since the judged RSS is sampled after malloc_trim(0)
+    trimmed = ", after `malloc_trim(0)`"
+    rw, rv, re_ = summ["raw_worst_rank"], summ["raw_rss_warm_kib"], summ["raw_rss_end_kib"]
+    raw = (f"\n| raw RSS after warm-up → end, before the trim (rank {rw}, not judged) | {rv[rw]:,} KiB → "
+           f"{re_[rw]:,} KiB: {summ['raw_growth_pct']:+.3f}% (every rank: "
+           + ", ".join(f"{a:,} → {b:,}" for a, b in zip(rv, re_)) + " KiB) |")
 pct = 100.0 * summ["checked_elements"] / summ["elements"] if summ["elements"] else 0
 sec = f"""<!-- soak:begin -->
 <!-- written by bench/soak.sh from {log}; do not edit by hand -->
@@ -110,7 +117,7 @@ sec = f"""<!-- soak:begin -->
 | mismatched (ranks' outputs differ) | **{summ['mismatched']}** |
 | elements outside the error bound | **{summ['outside_bound']}** (of {summ['checked_elements']:,} checked, {pct:.1f}% of the {summ['elements']:,} output elements; the largest calls checked on a spread subset of whole blocks) |
 | refused (same code on every rank) | {summ['refused']} ({100.0 * summ['refused'] / summ['calls']:.1f}%); refusals that disagreed or were not invalid_argument: {summ['bad_refusals']} |
-| RSS after warm-up → end (rank {w}, the largest growth) | {warm[w]:,} KiB → {end[w]:,} KiB: **{summ['growth_pct']:+.3f}%** ({'judged' if summ['rss_judged'] else 'not judged'}; every rank: {', '.join(f'{a:,} → {b:,}' for a, b in zip(warm, end))} KiB) |
+| RSS after warm-up → end{trimmed} (rank {w}, the largest growth) | {warm[w]:,} KiB → {end[w]:,} KiB: **{summ['growth_pct']:+.3f}%** ({'judged' if summ['rss_judged'] else 'not judged'}; every rank: {', '.join(f'{a:,} → {b:,}' for a, b in zip(warm, end))} KiB) |{raw}
 | allocator's memory in use (mallinfo2), after warm-up → end, every rank | {heap} |
 | duration | {secs:.0f} s ({secs / 60:.1f} min) |
 | result | {'**pass**' if summ['pass'] else '**FAIL**'} (exit status {rc}) |
