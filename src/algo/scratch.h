@@ -1,11 +1,15 @@
 // equarx scratch: per-communicator memory reused across calls.
 //
 // Grow-only: a call asks for what it needs, and memory is allocated only when a call needs
-// more than any call before it. Wire buffers are 64-byte aligned.
+// more than any call before it. Wire buffers are 64-byte aligned. Memory is touched when it
+// is allocated, so that the resident set reflects the high-water mark at once instead of
+// creeping up later as a part first used by a rare call is paged in (docs/reliability.md,
+// "Soak").
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -18,7 +22,9 @@ class Scratch {
   /// At least `bytes` bytes, 64-byte aligned; contents undefined.
   uint8_t* Bytes(size_t bytes) {
     if (bytes > capacity_) {
+      storage_.reset();  // the old block goes first: never both at once
       storage_.reset(new uint8_t[bytes + 64]);
+      std::memset(storage_.get(), 0, bytes + 64);
       capacity_ = bytes;
     }
     auto p = reinterpret_cast<uintptr_t>(storage_.get());
