@@ -6,7 +6,7 @@
 # all-gather (at a transport message drawn per run), or between two calls; see
 # tests/mpi/fault_test.cc. Every cell of
 #   signals {kill, stop} x points {setup, rs, ag, between} x N {2, 3, 4, 7}
-#   x data paths {sockets, mpi-shm, mpi-tcp}, one host (loopback)
+#   x data paths {sockets, shm, host, mpi-shm, mpi-tcp}, one host (loopback)
 # and, in network namespaces (one rank per emulated host, bench/netem/run.sh's topology, links
 # unshaped), the subset N {2, 4} x data paths {sockets, mpi-tcp} (mpi-shm does not cross hosts)
 # runs once, each run checked by tests/mpi/run_fault_test.sh: every survivor fails (kill:
@@ -28,9 +28,10 @@ usage: bench/fault_matrix.sh [options]
   --signals LIST     kill,stop (default both)
   --points LIST      setup,rs,ag,between (default all four)
   --ranks LIST       rank counts on one host (default 2,3,4,7)
-  --paths LIST       data paths on one host: sockets,mpi-shm,mpi-tcp (default all three)
+  --paths LIST       data paths on one host: sockets,shm,host,mpi-shm,mpi-tcp (default all five;
+                     none: no one-host runs)
   --ns-ranks LIST    rank counts in namespaces (default 2,4; none: no namespace runs)
-  --ns-paths LIST    data paths in namespaces: sockets,mpi-tcp (default both)
+  --ns-paths LIST    data paths in namespaces: sockets,host,mpi-tcp (default sockets,mpi-tcp)
   --deadline-ms MS   the calls' and the set-up's deadline (default 3000)
   --elements N       f32 elements per call (default 262144: 1 MiB)
   --seed S           base seed (default: from the clock; printed and recorded)
@@ -42,7 +43,7 @@ usage: bench/fault_matrix.sh [options]
 EOF
 }
 
-SIGNALS=kill,stop POINTS=setup,rs,ag,between RANKS=2,3,4,7 PATHS=sockets,mpi-shm,mpi-tcp
+SIGNALS=kill,stop POINTS=setup,rs,ag,between RANKS=2,3,4,7 PATHS=sockets,shm,host,mpi-shm,mpi-tcp
 NS_RANKS=2,4 NS_PATHS=sockets,mpi-tcp DEADLINE=3000 ELEMENTS=262144 SEED="" LIMIT=40
 BUILD=build/release OUT="" DOCS="" NS_INNER=0
 ORIG_ARGS="$*"
@@ -74,8 +75,9 @@ in_list() {  # in_list LIST ALLOWED...: every item of the comma list LIST is one
 }
 in_list "$SIGNALS" kill stop || die "--signals: kill and/or stop"
 in_list "$POINTS" setup rs ag between || die "--points: setup, rs, ag, between"
-in_list "$PATHS" sockets mpi-shm mpi-tcp || [[ $PATHS == none ]] || die "--paths: sockets, mpi-shm, mpi-tcp or none"
-in_list "$NS_PATHS" sockets mpi-tcp || die "--ns-paths: sockets and/or mpi-tcp"
+in_list "$PATHS" sockets shm host mpi-shm mpi-tcp || [[ $PATHS == none ]] ||
+  die "--paths: sockets, shm, host, mpi-shm, mpi-tcp or none"
+in_list "$NS_PATHS" sockets host mpi-tcp || die "--ns-paths: sockets, host and/or mpi-tcp (shm does not cross hosts)"
 for n in ${RANKS//,/ } ${NS_RANKS//,/ }; do
   [[ $n == none ]] || { [[ $n =~ ^[0-9]+$ && $n -ge 2 && $n -le 16 ]] || die "rank counts must be 2..16 (got $n)"; }
 done

@@ -42,9 +42,9 @@ struct MpiCommunicatorOptions {
   /// non-loopback IPv4 interface that is up.
   std::string socket_interface;
   /// The set-up's deadline: every step of CreateMpiCommunicator (MPI's agreement steps, the
-  /// duplication of the communicator, kSockets' connections) ends by it, else kTimeout naming
-  /// the step. After such a timeout the MPI communicator has an unfinished collective: end
-  /// the job (a rank has not arrived, or has died or stopped).
+  /// duplication of the communicator, the other paths' exchanges and connections) ends by
+  /// it, else kTimeout naming the step. After such a timeout the MPI communicator has an
+  /// unfinished collective: end the job (a rank has not arrived, or has died or stopped).
   int setup_timeout_ms = 60000;
 
   /// The defaults overridden by EQUARX_DATA_PATH ("mpi" or "sockets") and

@@ -45,8 +45,6 @@ Status SetupAllreduce(const int* mine, int* all, int n, MPI_Op op, MPI_Comm comm
   return Status::Ok();
 }
 
-int BudgetMs(const MpiCommunicatorOptions& o) { return o.setup_timeout_ms; }
-
 }  // namespace
 
 const char* DataPathName(DataPath path) {
@@ -87,7 +85,7 @@ Status CreateMpiCommunicator(MPI_Comm comm, std::unique_ptr<Communicator>* out) 
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized && comm != MPI_COMM_NULL) {
-    const int budget = BudgetMs(o);
+    const int budget = o.setup_timeout_ms;
     EQUARX_RETURN_IF_ERROR(SetupAllreduce(&bad, &any_bad, 1, MPI_MAX, comm,
                                           Clock::now() + std::chrono::milliseconds(budget), budget,
                                           "MPI_Allreduce (checking every rank's EQUARX_DATA_PATH)"));
@@ -118,7 +116,7 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
   if (options.setup_timeout_ms <= 0)
     return InvalidArgument("setup_timeout_ms must be positive (got " + std::to_string(options.setup_timeout_ms) + ")");
   // One deadline for the whole set-up: every MPI step and the socket mesh end by it.
-  const int budget = BudgetMs(options);
+  const int budget = options.setup_timeout_ms;
   const Deadline deadline = Clock::now() + std::chrono::milliseconds(budget);
   auto stage = [&hook](const char* name) {
     if (hook) hook(name);
@@ -145,8 +143,9 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
     const std::vector<const char*>& stages =
         shm ? kShmStages : options.data_path == DataPath::kHost ? kHostStages : kSocketStages;
     int gathers = 0;
-    auto allgather = [comm, size, deadline, budget, &stages, shm, &gathers, &stage](const void* mine, size_t bytes,
-                                                                                   void* all) {
+    bool gather_pending = false;  // an exchange timed out: its collective is still pending
+    auto allgather = [comm, size, deadline, budget, &stages, shm, &gathers, &gather_pending, &stage](
+                         const void* mine, size_t bytes, void* all) {
       const char* what = stages[std::min<size_t>(size_t(gathers), stages.size() - 1)];
       ++gathers;
       stage(what);
@@ -159,8 +158,12 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
         delete b;
         return RemoteError("MPI_Allgather failed during the data path's set-up");
       }
-      EQUARX_RETURN_IF_ERROR(transport::WaitSetupStep(&req, deadline, budget,
-                                                      "MPI_Allgather (data path set-up: " + std::string(what) + ")"));
+      Status waited = transport::WaitSetupStep(&req, deadline, budget,
+                                               "MPI_Allgather (data path set-up: " + std::string(what) + ")");
+      if (!waited.ok()) {
+        gather_pending = true;
+        return waited;  // `b` leaked on purpose: MPI may still complete into it
+      }
       std::memcpy(all, b->recv.data(), b->recv.size());
       delete b;
       if (!shm && gathers == 2) stage("mesh");
@@ -179,7 +182,7 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
       st = transport::CreateSocketTransport(rank, size, allgather, so, &t);
     }
     // A step that timed out left a collective pending on `comm`: no further collective on it.
-    if (st.code() == StatusCode::kTimeout && gathers > 0 && st.message().rfind("MPI_Allgather", 0) == 0) return st;
+    if (gather_pending) return st;
     // Agree on the outcome, so that a rank that failed to connect does not leave the others
     // holding a half-built mesh.
     stage("confirm");

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "equarx/mpi.h"
 #include "job.h"
@@ -68,6 +70,32 @@ TEST(MpiDefaults, DataPathIsSocketsUnlessTheEnvironmentSaysMpi) {
   } else {
     unsetenv("EQUARX_DATA_PATH");
   }
+}
+
+// The set-up's deadline (setup_timeout_ms) bounds every step of CreateMpiCommunicator; a
+// non-positive one is refused on every rank before any collective, so MPI stays usable, and a
+// short one that suffices gives a working communicator. (Ranks that stop or die during set-up:
+// the mpi_fault_*_setup_* tests.)
+TEST(MpiSetup, SetupDeadlineMustBePositive) {
+  MpiCommunicatorOptions o;
+  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
+  for (int ms : {0, -5}) {
+    o.setup_timeout_ms = ms;
+    std::unique_ptr<Communicator> c;
+    const Status st = CreateMpiCommunicator(MPI_COMM_WORLD, o, &c);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_NE(st.message().find("setup_timeout_ms must be positive"), std::string::npos) << st.ToString();
+    EXPECT_EQ(c, nullptr);
+  }
+  o.setup_timeout_ms = 20000;
+  std::unique_ptr<Communicator> c;
+  const Status st = CreateMpiCommunicator(MPI_COMM_WORLD, o, &c);
+  ASSERT_TRUE(AllAgree(st.ok())) << st.ToString();
+  std::vector<float> x(4096, 1.0f), y(x.size());
+  const Status call = c->AllReduce(x.data(), y.data(), x.size(), DType::kFloat32);
+  tools::EndJobIfFailed(*c);
+  ASSERT_TRUE(call.ok()) << call.ToString();
+  EXPECT_NEAR(y[0], double(Size()), 0.02 * Size());  // int8 by default: within a rounding step
 }
 
 // Runs one configuration; returns "" or what went wrong on this rank.

@@ -62,7 +62,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yi
 case $path in
   sockets) mca=(--mca btl self,vader,tcp --mca btl_tcp_if_include "$iface" -x EQUARX_DATA_PATH=sockets) ;;
   shm) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=shm) ;;
-  host) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=host) ;;
+  # MPI (set-up only) must reach other hosts too: over namespaces the ranks share no memory.
+  host) mca=(--mca btl self,vader,tcp --mca btl_tcp_if_include "$iface" --mca btl_vader_single_copy_mechanism none
+             -x EQUARX_DATA_PATH=host) ;;
   mpi-shm) mca=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none -x EQUARX_DATA_PATH=mpi) ;;
   mpi-tcp) mca=(--mca btl self,tcp --mca btl_tcp_if_include "$iface" -x EQUARX_DATA_PATH=mpi) ;;
   *) echo "run_fault_test.sh: unknown path $path" >&2; exit 2 ;;
