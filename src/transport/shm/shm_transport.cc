@@ -159,6 +159,7 @@ class ShmStreamsImpl final : public ShmStreams {
     if (dead_[size_t(peer)]) return Closed(peer, "", why);  // looked at by Wait, once per slice
     const uint64_t head = r.head.index.load(std::memory_order_relaxed);  // ours alone
     const uint64_t tail = r.tail.index.load(std::memory_order_acquire);
+    if (head - tail > ring_bytes_) return Corrupt(peer, why);
     size_t room = size_t(ring_bytes_ - (head - tail));
     if (room == 0) return Io::kWouldBlock;
     uint8_t* data = ring_data(me_, local_[size_t(peer)]);
@@ -184,6 +185,7 @@ class ShmStreamsImpl final : public ShmStreams {
     const bool dead = !ended && dead_[size_t(peer)];  // looked at by Wait, once per slice
     const uint64_t head = r.head.index.load(std::memory_order_acquire);
     const uint64_t tail = r.tail.index.load(std::memory_order_relaxed);  // ours alone
+    if (head - tail > ring_bytes_) return Corrupt(peer, why);
     const size_t avail = size_t(head - tail);
     if (avail == 0) {
       if (ended) return Closed(peer, "closed its end", why);
@@ -284,6 +286,13 @@ class ShmStreamsImpl final : public ShmStreams {
       Futex(&s.bell, FUTEX_WAKE, INT_MAX, nullptr);
       if (wake_) wake_(peer);  // a peer that sleeps in poll() instead (host_transport.cc)
     }
+  }
+
+  // Indices no correct peer writes: the ring cannot be trusted further (never read or written
+  // outside it).
+  Io Corrupt(int peer, std::string* why) {
+    *why = "protocol error: the shared-memory ring with rank " + std::to_string(peer) + " holds impossible indices";
+    return Io::kClosed;
   }
 
   Io Closed(int peer, const char* how, std::string* why) {
