@@ -39,16 +39,20 @@ struct Communicator::Impl {
   uint64_t calls = 0;
   // Set by the first call that failed part-way (a timeout, a lost peer, an error inside the
   // collective): the ranks may no longer agree on the call sequence and stale messages may
-  // still be in flight, so every later call returns this at once.
+  // still be in flight, so every later call returns this at once. The transport's connections
+  // are ended then too (Transport::Abort), so that every peer learns of it at once.
   Status failed;
 
   // Returns `st`; a failure that breaks the group also makes this communicator unusable.
   Status Fail(uint64_t seq, const Status& st, bool in_collective) {
     const StatusCode c = st.code();
     if (st.ok() || !failed.ok()) return st;
-    if (in_collective || c == StatusCode::kTimeout || c == StatusCode::kRemoteError || c == StatusCode::kInternal)
+    if (in_collective || c == StatusCode::kTimeout || c == StatusCode::kRemoteError || c == StatusCode::kInternal) {
       failed = Status(c, "this communicator is unusable: call " + std::to_string(seq) + " failed (" +
                              st.ToString() + "); destroy it and create a new one");
+      // Tell the group at once: the peers' calls fail now, not at their deadlines.
+      transport->Abort("call " + std::to_string(seq) + " failed (" + st.ToString() + ")");
+    }
     return st;
   }
 };

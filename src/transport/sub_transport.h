@@ -24,6 +24,7 @@ class SubTransport final : public Transport {
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override {
     return parent_->Isend(members_[size_t(peer)], tag, buf, bytes, req);
   }
+  void Abort(const std::string& why) override { parent_->Abort(why); }
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override {
     return parent_->Irecv(members_[size_t(peer)], tag, buf, bytes, req);
   }

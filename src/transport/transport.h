@@ -62,6 +62,13 @@ class Transport {
   /// request that already completed.
   virtual void Cancel(Request* req) = 0;
 
+  /// Ends every connection of this transport at once, after its owner failed part-way (a
+  /// timeout, a lost peer), so that the peers' pending and later requests to this rank fail
+  /// promptly (kRemoteError) instead of waiting for their deadlines: one rank's failure
+  /// reaches the whole group within milliseconds. This transport's own requests fail
+  /// afterwards. Default: nothing (in-process and MPI transports).
+  virtual void Abort(const std::string& why) { (void)why; }
+
   /// Bytes this rank has handed to Isend so far.
   virtual uint64_t bytes_sent() const = 0;
 };

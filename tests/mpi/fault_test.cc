@@ -97,6 +97,7 @@ class CountingTransport final : public transport::Transport {
   Status Wait(transport::Request* req, transport::Deadline d) override { return inner_->Wait(req, d); }
   bool Test(transport::Request* req, Status* st) override { return inner_->Test(req, st); }
   void Cancel(transport::Request* req) override { inner_->Cancel(req); }
+  void Abort(const std::string& why) override { inner_->Abort(why); }
   uint64_t bytes_sent() const override { return inner_->bytes_sent(); }
 
   uint64_t sends() const { return sends_; }

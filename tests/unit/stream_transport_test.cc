@@ -212,6 +212,64 @@ TEST_P(Stream, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
   EXPECT_EQ(z, 9);
 }
 
+TEST_P(Stream, AbortFailsEveryPeerPromptly) {
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(3, &t);
+  int y1 = 0, y2 = 0;
+  Request r1, r2;
+  ASSERT_TRUE(t[1]->Irecv(0, 1, &y1, sizeof y1, &r1).ok());
+  ASSERT_TRUE(t[2]->Irecv(0, 1, &y2, sizeof y2, &r2).ok());
+  t[0]->Abort("a test");
+  const auto t0 = Clock::now();
+  std::thread other([&] {
+    const Status st = t[2]->Wait(&r2, In(10000));
+    EXPECT_EQ(st.code(), StatusCode::kRemoteError) << st.ToString();
+  });
+  const Status st = t[1]->Wait(&r1, In(10000));
+  other.join();
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  EXPECT_EQ(st.code(), StatusCode::kRemoteError) << st.ToString();
+  EXPECT_NE(st.message().find("rank 0"), std::string::npos) << st.ToString();
+  EXPECT_LT(ms, 2000.0);
+  // The aborted rank's own requests fail too, saying why.
+  Request s;
+  ASSERT_TRUE(t[0]->Isend(1, 2, &y1, sizeof y1, &s).ok());
+  const Status own = t[0]->Wait(&s, In(10000));
+  EXPECT_EQ(own.code(), StatusCode::kRemoteError);
+  EXPECT_NE(own.message().find("this rank ended its connections: a test"), std::string::npos) << own.ToString();
+}
+
+TEST_P(Stream, AFailedCommunicatorTellsTheGroupAtOnce) {
+  // Ranks 0 and 1 time out after 300 ms waiting for rank 2, which joins only after 1 s with a
+  // 10 s deadline: their failed communicators end their connections, so rank 2's call fails
+  // at once instead of waiting out its deadline.
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(3, &t);
+  std::vector<std::unique_ptr<Communicator>> c;
+  for (auto& x : t) c.push_back(std::make_unique<Communicator>(std::move(x)));
+  std::vector<Status> st(3);
+  std::vector<double> ms(3);
+  std::vector<std::thread> th;
+  for (int r = 0; r < 3; ++r)
+    th.emplace_back([&, r] {
+      if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      std::vector<float> x(4096, 1.0f), y(4096);
+      AllReduceOptions o;
+      o.algorithm = Algorithm::kRing;
+      o.timeout_ms = r == 2 ? 10000 : 300;
+      const auto t0 = Clock::now();
+      st[size_t(r)] = c[size_t(r)]->AllReduce(x.data(), y.data(), x.size(), DType::kFloat32, o);
+      ms[size_t(r)] = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    });
+  for (auto& x : th) x.join();
+  for (int r : {0, 1}) {
+    EXPECT_FALSE(st[size_t(r)].ok());
+    EXPECT_LT(ms[size_t(r)], 2000.0) << r;
+  }
+  EXPECT_EQ(st[2].code(), StatusCode::kRemoteError) << st[2].ToString();
+  EXPECT_LT(ms[2], 2000.0) << st[2].ToString();
+}
+
 TEST(Shm, SetupFailureOnOneRankIsReportedOnEveryRank) {
   std::vector<std::unique_ptr<Transport>> t;
   std::vector<Status> st = testing::ShmMesh(3, &t, [](int r, ShmOptions* o) {

@@ -237,6 +237,11 @@ class StreamTransport final : public Transport {
     }
   }
 
+  void Abort(const std::string& why) override {
+    for (Peer& p : peers_)
+      if (p.open) Lose(p, "this rank ended its connections: " + why);
+  }
+
   uint64_t bytes_sent() const override { return bytes_sent_; }
 
  private:
