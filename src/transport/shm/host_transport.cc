@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -153,12 +152,7 @@ Status CreateHostTransport(int rank, int size, const AllGather& allgather, const
   me.magic = kHostMagic;
   if (socket.host_name.empty()) gethostname(me.host, sizeof me.host - 1);
   else std::snprintf(me.host, sizeof me.host, "%s", socket.host_name.c_str());
-  {
-    std::ifstream f("/proc/sys/kernel/random/boot_id");
-    std::string s;
-    std::getline(f, s);
-    std::snprintf(me.boot, sizeof me.boot, "%s", s.c_str());
-  }
+  BootId(me.boot, sizeof me.boot);
   std::vector<HostCard> cards(static_cast<size_t>(size));
   Status st = allgather(&me, sizeof me, cards.data());
   if (!st.ok()) {

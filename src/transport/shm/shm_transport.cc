@@ -94,12 +94,16 @@ uint64_t PidNamespace() {
   return stat("/proc/self/ns/pid", &st) == 0 ? uint64_t(st.st_ino) : 0;
 }
 
+}  // namespace
+
 void BootId(char* out, size_t n) {
   std::ifstream f("/proc/sys/kernel/random/boot_id");
   std::string s;
   std::getline(f, s);
   std::snprintf(out, n, "%s", s.c_str());
 }
+
+namespace {
 
 // The mapping, unmapped when the last user goes.
 struct Mapping {

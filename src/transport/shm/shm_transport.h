@@ -42,6 +42,10 @@ struct ShmOptions {
   size_t max_unexpected_bytes = size_t(16) << 20;
 };
 
+/// Internal: this boot's id (/proc/sys/kernel/random/boot_id), into `out` (at most n - 1
+/// characters): ranks with equal host names and boot ids share a host.
+void BootId(char* out, size_t n);
+
 /// Internal: the byte streams between the members of one segment (host_transport.cc uses them
 /// beside TCP connections to other hosts). Peers are named by their rank in the whole group.
 class ShmStreams : public ByteStreams {
