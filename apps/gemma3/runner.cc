@@ -27,7 +27,8 @@ std::string ReduceConfig::Name() const {
     r = equarx::TakesCodec(options.algorithm) ? equarx::DefaultRotation(options.codec)
                                                : equarx::Rotation::kNone;
   if (r == equarx::Rotation::kHadamard) s += " hadamard";
-  if (options.scale == equarx::ScaleFormat::kBF16) s += " bf16-scale";
+  if (options.scale != equarx::ScaleFormat::kF32)
+    s += " " + std::string(equarx::ScaleFormatName(options.scale)) + "-scale";
   if (options.rounding == equarx::Rounding::kStochastic) s += " sr";
   s += bf16 ? " (bf16 in)" : " (f32 in)";
   return s;

@@ -12,12 +12,25 @@ import sys
 
 
 def load(res):
+    """Rows per TP in file order (b32, b64, b128); a row measured again in a later file (the
+    baselines, which are deterministic) is kept once, and must agree with the first."""
     by_tp = {}
-    for path in sorted(glob.glob(os.path.join(res, "tp*_b*.json"))):
+    for path in sorted(glob.glob(os.path.join(res, "tp*_b*.json")), key=run_order):
         with open(path) as f:
             doc = json.load(f)
-        by_tp.setdefault(doc["tp"], []).extend(doc["results"])
+        rows = by_tp.setdefault(doc["tp"], [])
+        seen = {r["config"]: r for r in rows}
+        for r in doc["results"]:
+            if r["config"] in seen:
+                assert seen[r["config"]]["kl_mean"] == r["kl_mean"], (path, r["config"])
+                continue
+            rows.append(r)
     return by_tp
+
+
+def run_order(path):
+    m = re.search(r"tp(\d+)_b(\d+)\.json$", path)
+    return (int(m.group(1)), {"32": 0, "64": 1, "128": 2}.get(m.group(2), 3))
 
 
 def is_ring(r, dtype):

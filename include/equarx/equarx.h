@@ -63,7 +63,11 @@ typedef enum { equarxRoundNearest = 0, equarxRoundStochastic = 1 } equarxRoundin
 /* Rotation before quantizing (equarx::Rotation): default = EQUARX_ROTATION, else the codec's
  * measured default; hadamard = seeded random signs and a Walsh-Hadamard transform per block. */
 /* How each block's scale is stored (equarx::ScaleFormat). */
-typedef enum { equarxScaleF32 = 0, equarxScaleBF16 = 1 } equarxScaleFormat_t;
+typedef enum {
+  equarxScaleF32 = 0,
+  equarxScaleBF16 = 1,
+  equarxScaleTwoLevel = 2 /* bf16 per block + a 4-bit multiplier per 8 elements (int8/int4) */
+} equarxScaleFormat_t;
 
 typedef enum {
   equarxRotationDefault = 0,
@@ -79,7 +83,7 @@ typedef struct {
   int algorithm;              /* equarxAlgorithm_t, default equarxAlgoFullBidir */
   int phases;                 /* equarxPhases_t, default equarxPhasesRSAG */
   int codec;                  /* equarxCodec_t, default equarxCodecInt8 */
-  size_t block;               /* elements per scale block, 32..4096, default 64 */
+  size_t block;               /* elements per scale block, 16..4096, default 64 */
   size_t microshards;         /* 0 = EQUARX_MICROSHARDS or 4 */
   size_t quantize_min_bytes;  /* below this the unquantized ring is used; 0 = never */
   int f32_partials;           /* unquantized RS hops carry f32 */

@@ -125,5 +125,8 @@ Status CheckOptions(const AllReduceOptions& options);
 /// resolves them (microshards, timeout_ms, rotation; EQUARX_* variables read now): what every
 /// rank checks, describes and runs.
 AllReduceOptions ResolveOptions(const AllReduceOptions& options);
+/// Elements per rotation block (rotation = hadamard): the scale block, or 16 (two sub-blocks)
+/// with two-level scales, whose steps follow 8 elements each.
+size_t RotationBlockOf(const AllReduceOptions& options);
 
 }  // namespace equarx

@@ -72,6 +72,10 @@ enum class Rotation : uint8_t {
 enum class ScaleFormat : uint8_t {
   kF32 = 0,   ///< the f32 scale, 4 bytes per block
   kBF16 = 1,  ///< the f32 scale rounded up to bf16, 2 bytes per block (same range as f32)
+  /// Two levels: the bf16 scale of the block (as kBF16) and, per sub-block of 8 elements, a
+  /// 4-bit multiplier (c + 1) / 16 of it, so each 8 elements get their own step. 2 bytes per
+  /// block plus half a byte per 8 elements; int8 and int4 only, block a multiple of 16.
+  kTwoLevel = 2,
 };
 
 /// Metadata of one enum value: stable id, the name the tools accept, a one-line description.
@@ -86,7 +90,7 @@ std::string_view PhasesName(Phases p);  ///< "rs", "ag", "rs+ag"
 std::string_view CodecName(Codec c);
 std::string_view RoundingName(Rounding r);  ///< "nearest", "stochastic"
 std::string_view RotationName(Rotation r);  ///< "default", "none", "hadamard"
-std::string_view ScaleFormatName(ScaleFormat s);  ///< "f32", "bf16"
+std::string_view ScaleFormatName(ScaleFormat s);  ///< "f32", "bf16", "two_level"
 std::optional<Algorithm> ParseAlgorithm(std::string_view name);
 std::optional<Phases> ParsePhases(std::string_view name);
 std::optional<Codec> ParseCodec(std::string_view name);

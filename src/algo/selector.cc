@@ -7,7 +7,9 @@ codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding, uint
                               ScaleFormat scale) {
   codec::WireSpec w;
   w.block = uint32_t(block);
-  w.scale = scale == ScaleFormat::kBF16 ? codec::kScaleBF16 : codec::kScaleF32;
+  w.scale = scale == ScaleFormat::kBF16       ? codec::kScaleBF16
+            : scale == ScaleFormat::kTwoLevel ? codec::kScaleTwoLevel
+                                              : codec::kScaleF32;
   w.rounding = rounding == Rounding::kStochastic ? codec::kRoundStochastic : codec::kRoundNearestEven;
   w.seed = seed;
   switch (codec) {
@@ -37,7 +39,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   args.phases = phases;
   args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed, o.scale);
   args.f32_partials = o.f32_partials;
-  if (o.rotation == Rotation::kHadamard) args.rotation_block = o.block;
+  if (o.rotation == Rotation::kHadamard) args.rotation_block = RotationBlockOf(o);
   Plan p;
   switch (a) {
     case Algorithm::kFull: p = MakeFullPlan(args); break;

@@ -30,6 +30,14 @@
 //   All block formats: [nb scales][codes]; a negative zero code is stored as +0. A scale is
 //       the f32 s above (4 bytes), or with WireSpec::scale = kScaleBF16 s rounded up to bf16
 //       (2 bytes, the upper half of the f32 bits, flag in its sign bit) and inv = 1 / s.
+//   Two-level scales (WireSpec::scale = kScaleTwoLevel, int8/int4, block a multiple of 16):
+//       [nb bf16 scales][ceil(ceil(n/8)/2) bytes of 4-bit sub-scale codes][codes]. The block
+//       scale s is the bf16 one above. Sub-block k = elements 8k .. 8k+7 of the segment (the
+//       last one may be shorter); its code c_k (low nibble of byte k/2 for even k, high for
+//       odd) gives the step t_k = s * (c_k + 1) * 2^-4 (exact in f32), and its elements are
+//       coded with inv_k = 1 / t_k (0 when t_k = 0) and decoded as q * t_k. In a finite block
+//       c_k = clamp(ceil((a_k * inv) * (16 / Q)) - 1, 0, 15) with a_k the sub-block's max |x|
+//       (inv = 1 / s; 16 / Q the f32 constant); a flagged block has every c_k = 15 (t_k = s).
 //
 // Rounding of the block formats: WireSpec::rounding = kRoundNearestEven (default) or
 // kRoundStochastic (int8 and int4 only; the fp8 formats always round to nearest even):
@@ -87,13 +95,15 @@ struct WireSpec {
   uint64_t offset = 0;
   /// How the block formats store each block's scale: kScaleF32 (4 bytes, the f32 value) or
   /// kScaleBF16 (2 bytes: the f32 scale rounded up to bf16; encoding then multiplies by
-  /// 1 / scale). Either keeps the sign bit as the non-finite flag. Ignored by raw formats.
+  /// 1 / scale) or kScaleTwoLevel (the bf16 scale plus a 4-bit multiplier per 8 elements).
+  /// Each keeps the sign bit as the non-finite flag. Ignored by raw formats.
   uint8_t scale = 0;
 };
 
 /// WireSpec::scale values.
 inline constexpr uint8_t kScaleF32 = 0;
 inline constexpr uint8_t kScaleBF16 = 1;
+inline constexpr uint8_t kScaleTwoLevel = 2;
 
 /// Opt-in error telemetry of an encode. The kernels *add* to these fields (max for the max),
 /// so one zero-initialised struct can collect a whole collective.

@@ -117,8 +117,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace equarx::codec {
 
-#define EQUARX_NEVER(spec) false
-EQUARX_BLOCK_FORMAT_EXPORTS(Int8, EQUARX_NEVER)
+// Two-level scales run the reference (for now).
+#define EQUARX_INT8_REF(spec) ((spec).scale == kScaleTwoLevel)
+EQUARX_BLOCK_FORMAT_EXPORTS(Int8, EQUARX_INT8_REF)
 HWY_EXPORT(TargetImpl);
 
 namespace internal {

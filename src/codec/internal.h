@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 
 #include "codec/codec.h"
@@ -51,13 +52,57 @@ inline BlockParams ParamsOf(Format f) {
   }
 }
 
-/// How a block's scale is stored (WireSpec::scale): its bytes, and whether it is bf16.
+/// How a block's scale is stored (WireSpec::scale): its bytes, whether it is bf16, and whether
+/// 4-bit sub-scales per kSubBlock elements follow the block scales (kScaleTwoLevel).
 struct ScaleIo {
   uint32_t bytes = 4;
   bool bf16 = false;
+  bool two_level = false;
 };
 inline ScaleIo ScaleIoOf(const WireSpec& spec) {
-  return spec.scale == kScaleBF16 ? ScaleIo{2, true} : ScaleIo{4, false};
+  if (spec.scale == kScaleTwoLevel) return ScaleIo{2, true, true};
+  return spec.scale == kScaleBF16 ? ScaleIo{2, true, false} : ScaleIo{4, false, false};
+}
+
+// ---- Two-level scales (codec.h, "Two-level scales") ------------------------------------------
+inline constexpr size_t kSubBlock = 8;
+/// Bytes of the sub-scale part of a segment of n elements (0 unless two-level).
+inline size_t SubScaleBytes(ScaleIo io, size_t n) {
+  return io.two_level ? ((n + kSubBlock - 1) / kSubBlock + 1) / 2 : 0;
+}
+/// Offset of the code part of a segment of n elements in nb blocks.
+inline size_t CodesOffset(ScaleIo io, size_t nb, size_t n) {
+  return size_t(io.bytes) * nb + SubScaleBytes(io, n);
+}
+/// Sub-scale code of sub-block k.
+inline uint32_t LoadSubCode(const uint8_t* subs, size_t k) {
+  return (uint32_t(subs[k / 2]) >> (4 * (k & 1))) & 0xFu;
+}
+/// Stores sub-scale code c of sub-block k; like int4 codes, k must run in increasing order
+/// (an even k writes its byte, an odd k ORs into it).
+inline void StoreSubCode(uint8_t* subs, size_t k, uint32_t c) {
+  if (k & 1) {
+    subs[k / 2] = uint8_t(subs[k / 2] | (c << 4));
+  } else {
+    subs[k / 2] = uint8_t(c);
+  }
+}
+/// The step of a sub-block as f32 scale bits: s * (c + 1) * 2^-4 with the block's flag kept.
+inline uint32_t SubStepBits(uint32_t block_scale_bits, uint32_t c) {
+  float s;
+  const uint32_t mag = block_scale_bits & 0x7FFFFFFFu;
+  std::memcpy(&s, &mag, 4);
+  const float t = s * float(c + 1) * 0x1p-4f;
+  uint32_t tb;
+  std::memcpy(&tb, &t, 4);
+  return tb | (block_scale_bits & 0x80000000u);
+}
+/// The sub-scale code of a finite sub-block with max |x| a_k in a block with inv = 1 / s and
+/// code range q: clamp(ceil((a_k * inv) * (16 / q)) - 1, 0, 15), f32 operations in this order.
+inline uint32_t SubCodeOf(float a_k, float inv, float q) {
+  const float t = (a_k * inv) * (16.0f / q);
+  const float c = std::ceil(t) - 1.0f;
+  return c <= 0.0f ? 0u : (c >= 15.0f ? 15u : uint32_t(c));
 }
 /// The stored scale at p as f32 bits (flag in the sign bit).
 inline uint32_t LoadScaleBits(const uint8_t* p, ScaleIo io) {
@@ -173,10 +218,12 @@ int32_t LoadCode(Format f, const uint8_t* codes, size_t i);
 void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code);
 /// Encodes one block (len elements given by get(ctx, j)) whose first element is element
 /// `first` of its segment: writes its scale and codes first..first+len-1; adds to *stats
-/// (when non-null) the clip count and the block's estimates.
+/// (when non-null) the clip count and the block's estimates. With two-level scales it also
+/// writes the sub-scale codes of its sub-blocks into `subs` (the segment's sub-scale part;
+/// `first` is then a multiple of 16), with one estimate per sub-block.
 void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t len,
                     const Rounding& rnd, size_t first, uint8_t* scale_le, uint8_t* codes,
-                    EncodeStats* stats);
+                    EncodeStats* stats, uint8_t* subs = nullptr);
 
 // ---- SIMD units (int8_block.cc, int4_block.cc, fp8_block.cc: e4m3/e5m2, raw.cc) ---------------
 void Int8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,

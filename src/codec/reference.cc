@@ -123,27 +123,38 @@ float GetSrc(const void* ctx, size_t j) {
   return internal::LoadAsF32(c->type, c->p, j);
 }
 
-struct SumCtx {  // f32(local[j]) + decode(code first + j) of one block
-  Format format;
+// The scale bits that decode element i of a block-format segment in nb blocks:
+// its block's scale, or with two-level scales its sub-block's step.
+uint32_t ElemScaleBits(const WireSpec& spec, const uint8_t* wire, size_t nb, size_t i) {
+  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
+  const uint32_t s = internal::LoadScaleBits(wire + sio.bytes * (i / spec.block), sio);
+  if (!sio.two_level) return s;
+  return internal::SubStepBits(s, internal::LoadSubCode(wire + sio.bytes * nb, i / internal::kSubBlock));
+}
+
+struct SumCtx {  // f32(local[j]) + decode(element first + j) of one block of a segment
+  const WireSpec* spec;
   DType local_type;
   const void* local;
-  uint32_t scale_bits;
-  const uint8_t* codes;
-  size_t first;
+  const uint8_t* wire;
+  size_t nb, n, first;
 };
 float GetSum(const void* ctx, size_t j) {
   const auto* c = static_cast<const SumCtx*>(ctx);
-  const int32_t q = internal::LoadCode(c->format, c->codes, c->first + j);
+  const internal::ScaleIo sio = internal::ScaleIoOf(*c->spec);
+  const uint8_t* codes = c->wire + internal::CodesOffset(sio, c->nb, c->n);
+  const int32_t q = internal::LoadCode(c->spec->format, codes, c->first + j);
   return Sum(internal::LoadAsF32(c->local_type, c->local, j),
-             internal::RefDecodeCode(c->format, c->scale_bits, uint32_t(q)));
+             internal::RefDecodeCode(c->spec->format, ElemScaleBits(*c->spec, c->wire, c->nb, c->first + j),
+                                     uint32_t(q)));
 }
 
-// Decoded element i of a block-format segment.
-float DecodeBlockElem(const WireSpec& spec, const uint8_t* wire, size_t nb, size_t i) {
+// Decoded element i of a block-format segment of n elements.
+float DecodeBlockElem(const WireSpec& spec, const uint8_t* wire, size_t nb, size_t n, size_t i) {
   const internal::ScaleIo sio = internal::ScaleIoOf(spec);
-  const uint32_t s = internal::LoadScaleBits(wire + sio.bytes * (i / spec.block), sio);
-  return internal::RefDecodeCode(spec.format, s,
-                                 uint32_t(internal::LoadCode(spec.format, wire + sio.bytes * nb, i)));
+  const uint8_t* codes = wire + internal::CodesOffset(sio, nb, n);
+  return internal::RefDecodeCode(spec.format, ElemScaleBits(spec, wire, nb, i),
+                                 uint32_t(internal::LoadCode(spec.format, codes, i)));
 }
 
 const void* Advance(DType t, const void* p, size_t elems) {
@@ -181,7 +192,7 @@ size_t WireBytes(WireSpec spec, size_t n) {
   if (internal::IsBlockFormat(spec.format)) {
     assert(spec.block > 0);
     const size_t nb = (n + spec.block - 1) / spec.block;
-    return internal::ScaleIoOf(spec).bytes * nb + internal::CodeBytes(spec.format, n);
+    return internal::CodesOffset(internal::ScaleIoOf(spec), nb, n) + internal::CodeBytes(spec.format, n);
   }
   return n * RawElemBytes(spec.format);
 }
@@ -334,7 +345,8 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
     const size_t len = std::min(B, n - begin);
     const SrcCtx ctx{src_type, Advance(src_type, src, begin)};
     internal::RefEncodeBlock(spec.format, sio, &GetSrc, &ctx, len, rnd, begin,
-                             wire + sio.bytes * b, wire + sio.bytes * nb, stats);
+                             wire + sio.bytes * b, wire + internal::CodesOffset(sio, nb, n), stats,
+                             wire + sio.bytes * nb);
   }
 }
 
@@ -350,7 +362,7 @@ void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* 
   const size_t B = spec.block;
   const size_t nb = (n + B - 1) / B;
   for (size_t i = 0; i < n; ++i)
-    StoreAs(dst_type, DecodeBlockElem(spec, wire, nb, i), dst, i);
+    StoreAs(dst_type, DecodeBlockElem(spec, wire, nb, n, i), dst, i);
 }
 
 void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
@@ -364,7 +376,7 @@ void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_
   const size_t nb = (n + B - 1) / B;
   for (size_t i = 0; i < n; ++i)
     out_f32[i] = Sum(internal::LoadAsF32(local_type, local, i),
-                     DecodeBlockElem(spec, wire, nb, i));
+                     DecodeBlockElem(spec, wire, nb, n, i));
 }
 
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
@@ -390,11 +402,10 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
   for (size_t b = 0; b < nb; ++b) {
     const size_t begin = b * B;
     const size_t len = std::min(B, n - begin);
-    const SumCtx ctx{spec.format, local_type, Advance(local_type, local, begin),
-                     internal::LoadScaleBits(wire_in + sio.bytes * b, sio), wire_in + sio.bytes * nb,
-                     begin};
+    const SumCtx ctx{&spec, local_type, Advance(local_type, local, begin), wire_in, nb, n, begin};
     internal::RefEncodeBlock(spec.format, sio, &GetSum, &ctx, len, rnd, begin,
-                             wire_out + sio.bytes * b, wire_out + sio.bytes * nb, stats);
+                             wire_out + sio.bytes * b, wire_out + internal::CodesOffset(sio, nb, n),
+                             stats, wire_out + sio.bytes * nb);
   }
 }
 

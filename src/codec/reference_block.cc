@@ -131,28 +131,35 @@ void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code) {
   codes[i] = uint8_t(code);
 }
 
-void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t len,
-                    const Rounding& rnd, size_t first, uint8_t* scale_le, uint8_t* codes,
-                    EncodeStats* stats) {
+namespace {
+
+// Max |x| over the finite elements j0 .. j1-1, whether one is not finite, and their sum of
+// squares (f64, element order).
+struct Range {
   float a = 0.0f;
   bool nonfinite = false;
   double sum_sq = 0.0;
-  for (size_t j = 0; j < len; ++j) {
+};
+Range ScanRange(ElemFn get, const void* ctx, size_t j0, size_t j1) {
+  Range r;
+  for (size_t j = j0; j < j1; ++j) {
     const float x = get(ctx, j);
     if (std::isfinite(x)) {
-      a = std::fmax(a, std::fabs(x));
-      sum_sq += double(x) * double(x);
+      r.a = std::fmax(r.a, std::fabs(x));
+      r.sum_sq += double(x) * double(x);
     } else {
-      nonfinite = true;
+      r.nonfinite = true;
     }
   }
-  const BlockParams p = ParamsOf(f);
-  const float q_max = nonfinite ? p.q_flag : p.q;
-  float s = 0.0f, inv = 0.0f;
-  if (!(a < p.tiny)) ScaleAndInverse(a, q_max, sio, &s, &inv);
-  const bool sr = rnd.stochastic && IsIntBlockFormat(f);
+  return r;
+}
+
+// Codes of elements j0 .. j1-1 with multiplier inv; returns how many |x * inv| exceeded q_max.
+uint64_t QuantizeRange(Format f, ElemFn get, const void* ctx, size_t j0, size_t j1, float inv,
+                       float q_max, bool flagged, bool sr, const Rounding& rnd, size_t first,
+                       uint8_t* codes) {
   uint64_t clipped = 0;
-  for (size_t j = 0; j < len; ++j) {
+  for (size_t j = j0; j < j1; ++j) {
     const float x = get(ctx, j);
     int32_t q;
     if (!std::isfinite(x)) {
@@ -161,15 +168,47 @@ void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t l
       const float y = x * inv;
       if (std::fabs(y) > q_max) ++clipped;
       const float u = sr ? Uniform(HashBits(rnd, rnd.offset + first + j)) : 0.0f;
-      q = RefQuantize(f, y, nonfinite, sr, u);
+      q = RefQuantize(f, y, flagged, sr, u);
     }
     StoreCode(f, codes, first + j, q);
   }
-  StoreScaleBits(scale_le, BitsOf(s) | (nonfinite ? 0x80000000u : 0u), sio);
-  if (stats) {
-    stats->clipped += clipped;
-    AddBlockStats(stats, f, sr, s, a, len, sum_sq);
+  return clipped;
+}
+
+}  // namespace
+
+// One-level: the block's elements coded with inv. Two-level (codec.h, "Two-level scales"):
+// per sub-block of kSubBlock elements its code c_k, step t_k and inv_k = 1 / t_k, and its
+// elements coded with inv_k, one telemetry estimate per sub-block.
+void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t len,
+                    const Rounding& rnd, size_t first, uint8_t* scale_le, uint8_t* codes,
+                    EncodeStats* stats, uint8_t* subs) {
+  const Range blk = ScanRange(get, ctx, 0, len);
+  const float a = blk.a;
+  const bool nonfinite = blk.nonfinite;
+  const BlockParams p = ParamsOf(f);
+  const float q_max = nonfinite ? p.q_flag : p.q;
+  float s = 0.0f, inv = 0.0f;
+  if (!(a < p.tiny)) ScaleAndInverse(a, q_max, sio, &s, &inv);
+  const bool sr = rnd.stochastic && IsIntBlockFormat(f);
+  uint64_t clipped = 0;
+  if (!sio.two_level) {
+    clipped = QuantizeRange(f, get, ctx, 0, len, inv, q_max, nonfinite, sr, rnd, first, codes);
+    if (stats) AddBlockStats(stats, f, sr, s, a, len, blk.sum_sq);
+  } else {
+    for (size_t k0 = 0; k0 < len; k0 += kSubBlock) {
+      const size_t k1 = std::min(len, k0 + kSubBlock);
+      const Range sub = ScanRange(get, ctx, k0, k1);
+      const uint32_t c = nonfinite ? 15u : SubCodeOf(sub.a, inv, q_max);
+      const float t = FloatOf(SubStepBits(BitsOf(s), c));
+      const float inv_k = t > 0.0f ? 1.0f / t : 0.0f;
+      clipped += QuantizeRange(f, get, ctx, k0, k1, inv_k, q_max, nonfinite, sr, rnd, first, codes);
+      StoreSubCode(subs, (first + k0) / kSubBlock, c);
+      if (stats) AddBlockStats(stats, f, sr, t, a, k1 - k0, sub.sum_sq);  // a: flushed as the block
+    }
   }
+  StoreScaleBits(scale_le, BitsOf(s) | (nonfinite ? 0x80000000u : 0u), sio);
+  if (stats) stats->clipped += clipped;
 }
 
 }  // namespace equarx::codec::internal

@@ -56,6 +56,9 @@ constexpr EnumInfo kScaleFormats[] = {
     {int(ScaleFormat::kF32), "f32", "f32 scale per block (4 bytes)"},
     {int(ScaleFormat::kBF16), "bf16",
      "scale rounded up to bf16 (2 bytes; the range of f32, 8 significant bits)"},
+    {int(ScaleFormat::kTwoLevel), "two_level",
+     "bf16 scale per block and a 4-bit multiplier of it per 8 elements (int8/int4; block a "
+     "multiple of 16)"},
 };
 
 template <size_t N>

@@ -64,7 +64,8 @@ static_assert(int(equarx::Rotation::kDefault) == equarxRotationDefault &&
               int(equarx::Rotation::kNone) == equarxRotationNone &&
               int(equarx::Rotation::kHadamard) == equarxRotationHadamard);
 static_assert(int(equarx::ScaleFormat::kF32) == equarxScaleF32 &&
-              int(equarx::ScaleFormat::kBF16) == equarxScaleBF16);
+              int(equarx::ScaleFormat::kBF16) == equarxScaleBF16 &&
+              int(equarx::ScaleFormat::kTwoLevel) == equarxScaleTwoLevel);
 static_assert(int(equarx::DType::kFloat32) == equarxFloat32 &&
               int(equarx::DType::kBFloat16) == equarxBFloat16 &&
               int(equarx::DType::kFloat16) == equarxFloat16);

@@ -190,7 +190,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   args.residual = extras.residual;
   codec::EncodeStats encode_stats;
   if (extras.stats) args.stats = &encode_stats;
-  if (rotate) args.rotation = codec::RotationSpec{uint32_t(o.block), o.seed};
+  if (rotate) args.rotation = codec::RotationSpec{uint32_t(RotationBlockOf(o)), o.seed};
   Status st;
   if (o.algorithm == Algorithm::kHierarchical) {
     // Each shard's inner plan decides its rotation (algo::PlanRotation), checked for every

@@ -75,9 +75,9 @@ const Table& TheTable() {
                         "which phases carry quantized data: rs, ag or rs+ag"),
         EQUARX_ENUM_ROW(codec, "", Codec, CodecTable, true, "", "wire codec of the quantized phases"),
         EQUARX_UINT_ROW(block, "", size_t, kMinBlock, kMaxBlock, true, "",
-                        "elements per scale block (and per rotation block)"),
+                        "elements per scale block (and per rotation block; 16 with two_level)"),
         EQUARX_ENUM_ROW(scale, "", ScaleFormat, ScaleFormatTable, true, "",
-                        "how each block's scale is stored: f32 (4 bytes) or bf16 (2 bytes)"),
+                        "how each block's scale is stored: f32 (4 bytes), bf16 (2 bytes) or two_level (bf16 + 4 bits per 8 elements)"),
         EQUARX_ENUM_ROW(rounding, "", Rounding, RoundingTable, true, "",
                         "rounding of the quantized phases: nearest or stochastic (int8/int4)"),
         EQUARX_UINT_ROW(seed, "", uint64_t, 0, UINT64_MAX, true, "",
@@ -279,7 +279,16 @@ Status CheckOptions(const AllReduceOptions& o) {
                            "two_shot or auto)");
   if (o.rotation == Rotation::kHadamard && o.algorithm == Algorithm::kNaiveFp8)
     return InvalidArgument("rotation hadamard needs a block-scaled codec; naive_fp8 has no scales");
+  if (o.scale == ScaleFormat::kTwoLevel && o.codec != Codec::kInt8 && o.codec != Codec::kInt4)
+    return InvalidArgument("scale two_level needs int8 or int4, not " + std::string(CodecName(o.codec)));
+  if (o.scale == ScaleFormat::kTwoLevel && o.block % 16 != 0)
+    return InvalidArgument("scale two_level needs a block that is a multiple of 16, not " +
+                           std::to_string(o.block));
   return Status::Ok();
+}
+
+size_t RotationBlockOf(const AllReduceOptions& o) {
+  return o.scale == ScaleFormat::kTwoLevel ? 16 : o.block;
 }
 
 }  // namespace equarx

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "wire_util.h"
 
 namespace equarx::codec {
 namespace {
@@ -23,18 +24,6 @@ uint32_t ScaleBits(const std::vector<uint8_t>& w, size_t b) {
   uint32_t s;
   std::memcpy(&s, w.data() + 4 * b, 4);
   return s;
-}
-
-std::vector<uint8_t> Enc(WireSpec spec, const std::vector<float>& x, EncodeStats* st = nullptr) {
-  std::vector<uint8_t> w(WireBytes(spec, x.size()));
-  ref::Encode(spec, DType::kFloat32, x.data(), x.size(), w.data(), st);
-  return w;
-}
-
-std::vector<float> Dec(WireSpec spec, const std::vector<uint8_t>& w, size_t n) {
-  std::vector<float> y(n);
-  ref::Decode(spec, w.data(), n, DType::kFloat32, y.data());
-  return y;
 }
 
 // Max |x| over the finite elements of block b, and whether it holds a non-finite one.
@@ -202,9 +191,12 @@ TEST(Fp8Reference, TinyAbsmaxFlushAt2ToMinus110) {
 }
 
 TEST(BlockReference, FusedKernelsEqualTheirComposition) {
-  for (Format f : {Format::kInt4Block, Format::kFp8E4M3Block, Format::kFp8E5M2Block}) {
-    for (uint8_t r : {kRoundNearestEven, kRoundStochastic}) {
+  for (Format f : {Format::kInt8Block, Format::kInt4Block, Format::kFp8E4M3Block, Format::kFp8E5M2Block})
+    for (uint8_t scale : {kScaleF32, kScaleTwoLevel}) {
+      if (scale == kScaleTwoLevel && !(f == Format::kInt8Block || f == Format::kInt4Block)) continue;
+      for (uint8_t r : {kRoundNearestEven, kRoundStochastic}) {
       WireSpec spec{f, 64, r, 5, 9, 1000};
+      spec.scale = scale;
       const size_t n = 3 * 64 + 11;
       std::vector<float> x = Wide(n, 64, 3), local = Wide(n, 64, 4);
       x[70] = INFINITY;
@@ -216,12 +208,12 @@ TEST(BlockReference, FusedKernelsEqualTheirComposition) {
       EncodeStats s1, s2;
       ref::DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(),
                                   fused.data(), &s1);
-      EXPECT_EQ(fused, Enc(spec, acc, &s2)) << FormatName(f);
+      EXPECT_EQ(fused, Enc(spec, acc, &s2)) << FormatName(f) << " scale " << int(scale);
       EXPECT_EQ(s1.clipped, s2.clipped);
       EXPECT_EQ(s1.sum_sq_err_est, s2.sum_sq_err_est);
       EXPECT_EQ(s1.max_abs_err_est, s2.max_abs_err_est);
+      }
     }
-  }
 }
 
 // The worked examples of docs/wire_format.md, byte for byte.

@@ -1,6 +1,7 @@
 // The whole kernel matrix against the scalar reference, bit for bit, on every SIMD target the
 // CPU supports: every block format x rounding (nearest; stochastic for int8/int4) x telemetry
-// (off / on: the stats must match too) x scale storage (f32, bf16) x every block size we ship
+// (off / on: the stats must match too) x scale storage (f32, bf16, two-level for int8/int4 at
+// blocks that are a multiple of 16) x every block size we ship
 // or that takes another code path {16, 32, 64, 128, 256, 4096} and odd ones {7, 100, 1000},
 // for Encode, Decode (to every dtype), DecodeAccumulate and DecodeAccumulateEncode, on sizes
 // that hit every remainder path, with blocks holding NaN/Inf (the flagged path), all-zero,
@@ -74,15 +75,19 @@ class KernelMatrix : public PerTargetTest {};
 TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
   std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 7 + 3));
   for (const Kind& k : kKinds)
-    for (uint8_t scale : {kScaleF32, kScaleBF16})
+    for (uint8_t scale : {kScaleF32, kScaleBF16, kScaleTwoLevel})
       for (uint32_t B : kBlocks) {
+        // Two-level scales: int8 and int4 at blocks that are a multiple of 16.
+        if (scale == kScaleTwoLevel && (k.format == Format::kFp8E4M3Block ||
+                                        k.format == Format::kFp8E5M2Block || B % 16 != 0))
+          continue;
         WireSpec spec{k.format, B, k.rounding, rng(), rng(), (uint64_t(rng()) << 32) - 77};
         spec.scale = scale;
         for (size_t n : {size_t(1), size_t(B - 1), size_t(B), size_t(B + 1), size_t(9 * B + 5)}) {
           if (n == 0) continue;
           for (DType t : kDTypes) {
             const std::string where = TargetName(GetParam()) + " " + FormatName(k.format) +
-                                      (k.rounding ? " sr" : "") + (scale ? " bf16-scale" : "") +
+                                      (k.rounding ? " sr" : "") + (scale == kScaleBF16 ? " bf16-scale" : scale ? " two-level" : "") +
                                       " B=" + std::to_string(B) + " n=" + std::to_string(n) +
                                       " " + std::string(DTypeName(t));
             SCOPED_TRACE(where);

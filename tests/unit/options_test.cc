@@ -105,6 +105,24 @@ TEST(Options, CheckOptionsRefusesBadValuesAndCombinations) {
   o = {};
   o.rotation = Rotation(7);
   EXPECT_FALSE(CheckOptions(o).ok());
+  o = {};
+  o.scale = ScaleFormat::kTwoLevel;
+  o.block = 128;
+  EXPECT_TRUE(CheckOptions(o).ok());
+  o.codec = Codec::kInt4;
+  EXPECT_TRUE(CheckOptions(o).ok());
+  o.codec = Codec::kFp8E4M3;
+  EXPECT_NE(CheckOptions(o).message().find("scale two_level needs int8 or int4, not fp8_e4m3"),
+            std::string::npos);
+  o.codec = Codec::kInt8;
+  o.block = 40;
+  EXPECT_NE(CheckOptions(o).message().find("multiple of 16, not 40"), std::string::npos);
+  AllReduceOptions p;
+  ASSERT_TRUE(ParseOptions("scale=two_level,block=128", &p).ok());
+  EXPECT_EQ(p.scale, ScaleFormat::kTwoLevel);
+  EXPECT_EQ(RotationBlockOf(p), 16u);
+  p.scale = ScaleFormat::kBF16;
+  EXPECT_EQ(RotationBlockOf(p), 128u);
 }
 
 TEST(Options, EveryEnvironmentVariableOfTheTableIsAKnob) {

@@ -33,7 +33,7 @@ struct Config {
     if (codec != Codec::kInt8) l += " " + std::string(CodecName(codec));
     if (rounding != Rounding::kNearest) l += " " + std::string(RoundingName(rounding));
     if (rotation == Rotation::kHadamard) l += " hadamard";
-    if (scale == ScaleFormat::kBF16) l += " bf16-scale";
+    if (scale != ScaleFormat::kF32) l += " " + std::string(ScaleFormatName(scale)) + "-scale";
     return l;
   }
 };

@@ -99,7 +99,7 @@ void PlainBound(const std::vector<const float*>& x, size_t count, const AllReduc
 
 void RotatedBound(const std::vector<const float*>& x, size_t count, uint64_t offset,
                   const AllReduceOptions& o, DType dtype, double* bound) {
-  const size_t B = o.block;
+  const size_t B = RotationBlockOf(o);
   const codec::RotationSpec spec{uint32_t(B), o.seed};
   std::vector<std::vector<float>> rotated(x.size(), std::vector<float>(count));
   std::vector<const float*> y(x.size());
@@ -144,7 +144,8 @@ double EncodeErrorPerAbsmax(const AllReduceOptions& o) {
   // A bf16 scale is the f32 scale rounded up by less than 2^-7 of itself: the code step, and
   // so the error of every integer code, grows by that factor.
   const bool sr = o.rounding == Rounding::kStochastic;
-  const double scale = o.scale == ScaleFormat::kBF16 ? 1 + 0x1p-7 : 1.0;
+  // Two-level: each sub-block's step is at most the block's bf16 step (c <= 15), so the same.
+  const double scale = o.scale != ScaleFormat::kF32 ? 1 + 0x1p-7 : 1.0;
   const double near = (1 + 0x1p-18) * scale, stoch = (1 + 0x1p-14) * scale;
   switch (o.codec) {
     case Codec::kInt8: return sr ? stoch / 127.0 : near / 254.0;

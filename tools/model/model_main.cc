@@ -82,7 +82,7 @@ algo::KernelRates Calibrate(const AllReduceOptions& o, DType dtype) {
   r.decode = Rate(n, [&] { codec::Decode(q, in.data(), n, dtype, local.data()); });
   codec::Encode(raw, dtype, local.data(), n, in.data());
   r.add = Rate(n, [&] { codec::DecodeAccumulateEncode(raw, in.data(), n, dtype, local.data(), out.data()); });
-  const codec::RotationSpec rot{uint32_t(o.block), o.seed};
+  const codec::RotationSpec rot{uint32_t(RotationBlockOf(o)), o.seed};
   r.rotate = Rate(n, [&] { codec::RotateForward(rot, dtype, local.data(), n, 0, f.data()); });
   return r;
 }
