@@ -1,8 +1,9 @@
 // Codec kernel throughput, in GB/s of f32-equivalent input (SetBytesProcessed = n * 4), next
 // to memcpy of the same n f32 values, for L2-resident microshards and a large (64 MiB)
 // buffer. Kernels: int8 block (B = 64, 128) Encode / Decode / DecodeAccumulate /
-// DecodeAccumulateEncode with f32 or bf16 local data, raw bf16 Encode / Decode; the other block
-// formats (int4, fp8 e4m3, fp8 e5m2) and int8 with stochastic rounding or telemetry at B = 128.
+// DecodeAccumulateEncode with f32 or bf16 local data, and at B = 128 with bf16 and two-level
+// scales; raw bf16 Encode / Decode; the other block formats (int4, fp8 e4m3, fp8 e5m2) and int8
+// with stochastic rounding or telemetry at B = 128; the rotation at blocks 64, 128 and 16.
 //
 //   equarx_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -60,10 +61,11 @@ void BM_Memcpy(benchmark::State& state) {
   Finish(state, n);
 }
 
-template <uint32_t kB, DType kT>
+template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
 void BM_Int8Encode(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
-  const WireSpec spec{Format::kInt8Block, kB};
+  WireSpec spec{Format::kInt8Block, kB};
+  spec.scale = kScale;
   Buffers buf(n, spec);
   for (auto _ : state) {
     Encode(spec, kT, buf.Local(kT), n, buf.wire_out.data());
@@ -73,10 +75,11 @@ void BM_Int8Encode(benchmark::State& state) {
   Finish(state, n);
 }
 
-template <uint32_t kB>
+template <uint32_t kB, uint8_t kScale = kScaleF32>
 void BM_Int8Decode(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
-  const WireSpec spec{Format::kInt8Block, kB};
+  WireSpec spec{Format::kInt8Block, kB};
+  spec.scale = kScale;
   Buffers buf(n, spec);
   for (auto _ : state) {
     Decode(spec, buf.wire.data(), n, DType::kFloat32, buf.out.data());
@@ -86,10 +89,11 @@ void BM_Int8Decode(benchmark::State& state) {
   Finish(state, n);
 }
 
-template <uint32_t kB, DType kT>
+template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
 void BM_Int8DecodeAccumulate(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
-  const WireSpec spec{Format::kInt8Block, kB};
+  WireSpec spec{Format::kInt8Block, kB};
+  spec.scale = kScale;
   Buffers buf(n, spec);
   for (auto _ : state) {
     DecodeAccumulate(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.out.data());
@@ -99,10 +103,11 @@ void BM_Int8DecodeAccumulate(benchmark::State& state) {
   Finish(state, n);
 }
 
-template <uint32_t kB, DType kT>
+template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
 void BM_Int8DecodeAccumulateEncode(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
-  const WireSpec spec{Format::kInt8Block, kB};
+  WireSpec spec{Format::kInt8Block, kB};
+  spec.scale = kScale;
   Buffers buf(n, spec);
   for (auto _ : state) {
     DecodeAccumulateEncode(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.wire_out.data());
@@ -214,6 +219,17 @@ BENCHMARK(BM_Int8DecodeAccumulateEncode<128, F32>)->Apply(Sizes);
 BENCHMARK(BM_Int8DecodeAccumulateEncode<64, BF16>)->Apply(Sizes);
 BENCHMARK(BM_Int8DecodeAccumulateEncode<128, BF16>)->Apply(Sizes);
 BENCHMARK(BM_RawBF16Encode)->Apply(Sizes);
+// Scale storage at B = 128: bf16, and two levels (bf16 + a 4-bit multiplier per 8 elements).
+constexpr uint8_t SBF16 = kScaleBF16;
+constexpr uint8_t S2L = kScaleTwoLevel;
+BENCHMARK(BM_Int8Encode<128, F32, SBF16>)->Apply(Sizes);
+BENCHMARK(BM_Int8Encode<128, F32, S2L>)->Apply(Sizes);
+BENCHMARK(BM_Int8Encode<128, BF16, S2L>)->Apply(Sizes);
+BENCHMARK(BM_Int8Decode<128, S2L>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulate<128, F32, S2L>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulateEncode<128, F32, SBF16>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulateEncode<128, F32, S2L>)->Apply(Sizes);
+BENCHMARK(BM_Int8DecodeAccumulateEncode<128, BF16, S2L>)->Apply(Sizes);
 constexpr Format I8 = Format::kInt8Block, I4 = Format::kInt4Block;
 constexpr Format E4 = Format::kFp8E4M3Block, E5 = Format::kFp8E5M2Block;
 constexpr uint8_t RNE = kRoundNearestEven, SR = kRoundStochastic;
@@ -233,6 +249,8 @@ BENCHMARK(BM_RotateForward<128, BF16>)->Apply(Sizes);
 BENCHMARK(BM_RotateInverse<64, F32>)->Apply(Sizes);
 BENCHMARK(BM_RotateInverse<64, BF16>)->Apply(Sizes);
 BENCHMARK(BM_RotateInverse<128, BF16>)->Apply(Sizes);
+BENCHMARK(BM_RotateForward<16, BF16>)->Apply(Sizes);  // the rotation block of two-level scales
+BENCHMARK(BM_RotateInverse<16, BF16>)->Apply(Sizes);
 
 }  // namespace
 }  // namespace equarx::codec

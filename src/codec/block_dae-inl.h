@@ -16,6 +16,7 @@
 #endif
 
 #include "codec/block_simd-inl.h"
+#include "codec/block_two_level-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace equarx::codec {
@@ -251,15 +252,27 @@ struct FormatKernels {
     const Opt o{internal::RoundingOf(spec), stats};
     const bool opt = o.rnd.stochastic || stats != nullptr;
     const size_t B = spec.block;
+    if (spec.scale == kScaleTwoLevel) {
+      if (opt || !TwoLevelSimd(B)) return ref::Encode(spec, t, src, n, wire, stats);
+      return TwoLevelKernels<F>::Encode(t, src, n, B, wire);
+    }
     EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
                         opt ? &o : nullptr);
   }
   static void Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
+    if (spec.scale == kScaleTwoLevel) {
+      if (!TwoLevelSimd(spec.block)) return ref::Decode(spec, wire, n, t, dst);
+      return TwoLevelDecodeT<F>(wire, n, spec.block, t, dst);
+    }
     DecodeT<F>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
   }
   static void DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
                                const void* local, float* out) {
     const size_t B = spec.block;
+    if (spec.scale == kScaleTwoLevel) {
+      if (!TwoLevelSimd(B)) return ref::DecodeAccumulate(spec, wire, n, t, local, out);
+      return TwoLevelKernels<F>::DecodeAccumulate(t, wire, n, B, local, out);
+    }
     EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
   }
   static void DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
@@ -268,6 +281,11 @@ struct FormatKernels {
     const Opt o{internal::RoundingOf(spec), stats};
     const bool opt = o.rnd.stochastic || stats != nullptr;
     const size_t B = spec.block;
+    if (spec.scale == kScaleTwoLevel) {
+      if (opt || !TwoLevelSimd(B))
+        return ref::DecodeAccumulateEncode(spec, wire_in, n, t, local, wire_out, stats);
+      return TwoLevelKernels<F>::DecodeAccumulateEncode(t, wire_in, n, B, local, wire_out);
+    }
     EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
                         internal::ScaleIoOf(spec), local, wire_out, opt ? &o : nullptr);
   }

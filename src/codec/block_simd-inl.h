@@ -391,24 +391,17 @@ void DecodeAccumulateT(const uint8_t* wire, size_t n, size_t B, internal::ScaleI
   }
 }
 
-template <class F>
-void DecodeT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio, DType t, void* dst) {
+// Decode to dtype t through `range(b, off, len, out)`, which decodes elements [off, off + len)
+// of block b into f32: straight into dst for f32; bf16 / f16 through a small f32 tile, rounded
+// with raw.cc's conversion.
+template <class Range>
+HWY_INLINE void DecodeByRanges(size_t n, size_t B, DType t, void* dst, Range range) {
   const size_t nb = (n + B - 1) / B;
   if (t == DType::kFloat32) {
     float* out = static_cast<float*>(dst);
-    for (size_t b = 0; b < nb; ++b) {
-      const size_t len = n - b * B < B ? n - b * B : B;
-      if (len == 64) {
-        DecodeRange<F>(wire, nb, B, sio, b, 0, 64, out + b * B);
-      } else if (len == 128) {
-        DecodeRange<F>(wire, nb, B, sio, b, 0, 128, out + b * B);
-      } else {
-        DecodeRange<F>(wire, nb, B, sio, b, 0, len, out + b * B);
-      }
-    }
+    for (size_t b = 0; b < nb; ++b) range(b, 0, n - b * B < B ? n - b * B : B, out + b * B);
     return;
   }
-  // bf16 / f16: decode into a small f32 tile, then round with raw.cc's conversion.
   constexpr size_t kChunk = 1024;
   HWY_ALIGN float tile[kChunk];
   uint16_t* out = static_cast<uint16_t*>(dst);
@@ -416,7 +409,7 @@ void DecodeT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio, DTy
     const size_t len = n - b * B < B ? n - b * B : B;
     for (size_t off = 0; off < len; off += kChunk) {
       const size_t c = len - off < kChunk ? len - off : kChunk;
-      DecodeRange<F>(wire, nb, B, sio, b, off, c, tile);
+      range(b, off, c, tile);
       if (t == DType::kBFloat16) {
         CvtF32ToBF16(tile, c, out + b * B + off);
       } else {
@@ -424,6 +417,20 @@ void DecodeT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio, DTy
       }
     }
   }
+}
+
+template <class F>
+void DecodeT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio, DType t, void* dst) {
+  const size_t nb = (n + B - 1) / B;
+  DecodeByRanges(n, B, t, dst, [&](size_t b, size_t off, size_t len, float* out) HWY_ATTR {
+    if (len == 64 && off == 0) {  // constant trip counts for the common blocks
+      DecodeRange<F>(wire, nb, B, sio, b, 0, 64, out);
+    } else if (len == 128 && off == 0) {
+      DecodeRange<F>(wire, nb, B, sio, b, 0, 128, out);
+    } else {
+      DecodeRange<F>(wire, nb, B, sio, b, off, len, out);
+    }
+  });
 }
 
 }  // namespace

@@ -132,7 +132,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace equarx::codec {
 
-#define EQUARX_FP8_NEVER(spec) ((spec).scale == kScaleTwoLevel)  // the reference (never chosen by the library)
+// Two-level scales (never chosen by the library for fp8) run the reference.
+#define EQUARX_FP8_NEVER(spec) ((spec).scale == kScaleTwoLevel)
 EQUARX_BLOCK_FORMAT_EXPORTS(Fp8, EQUARX_FP8_NEVER)
 
 }  // namespace equarx::codec

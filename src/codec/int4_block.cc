@@ -90,8 +90,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace equarx::codec {
 
-// An odd block size and two-level scales run the reference (see the top comment).
-#define EQUARX_INT4_ODD_BLOCK(spec) (((spec).block & 1u) || (spec).scale == kScaleTwoLevel)
+// An odd block size runs the reference (see the top comment).
+#define EQUARX_INT4_ODD_BLOCK(spec) ((spec).block & 1u)
 EQUARX_BLOCK_FORMAT_EXPORTS(Int4, EQUARX_INT4_ODD_BLOCK)
 
 }  // namespace equarx::codec

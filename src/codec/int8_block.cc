@@ -117,9 +117,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace equarx::codec {
 
-// Two-level scales run the reference (for now).
-#define EQUARX_INT8_REF(spec) ((spec).scale == kScaleTwoLevel)
-EQUARX_BLOCK_FORMAT_EXPORTS(Int8, EQUARX_INT8_REF)
+#define EQUARX_NEVER(spec) false
+EQUARX_BLOCK_FORMAT_EXPORTS(Int8, EQUARX_NEVER)
 HWY_EXPORT(TargetImpl);
 
 namespace internal {

@@ -25,7 +25,7 @@ constexpr DType kDTypes[] = {DType::kFloat32, DType::kBFloat16, DType::kFloat16}
 constexpr uint32_t kBlocks[] = {16, 32, 64, 128, 256, 4096, 7, 100, 1000};
 
 // n values of dtype t, one flavour per block of B (zero, tiny, NaN/Inf, huge, ties, any bits,
-// plain Gaussians at a random exponent).
+// sub-blocks of 8 at exponents 2^-9 .. 2^9 apart, plain Gaussians at a random exponent).
 std::vector<uint8_t> MakeData(DType t, size_t n, size_t B, std::mt19937& rng) {
   std::normal_distribution<float> nd;
   std::vector<float> x(n);
@@ -42,6 +42,7 @@ std::vector<uint8_t> MakeData(DType t, size_t n, size_t B, std::mt19937& rng) {
         case 4: if (t != DType::kFloat16) v = std::ldexp(nd(rng), 120); break;
         case 5: v = float(int(nd(rng) * 40)) + 0.5f; break;
         case 6: v = std::bit_cast<float>(uint32_t(rng())); break;
+        case 7: v = std::ldexp(v, int((i / 8) % 7) * 3 - 9); break;  // sub-blocks of 8 apart
         default: break;
       }
       x[i] = v;
