@@ -126,6 +126,56 @@ HWY_INLINE void TwoLevelQuantize(Load load, size_t len, float s, float inv, uint
   }
 }
 
+// ---- Blocks of a multiple of 8N elements (N >= 4): the sub-block maxima by a tree ----------
+// Eight vectors of abs bits hold 8N / 8 = N sub-blocks; three levels of pairwise Max over
+// ConcatOdd / ConcatEven (which keep lane order) leave one vector whose lane j is the max of
+// sub-block j. The multipliers and 1 / step of those N sub-blocks are then one vector of lane
+// operations (one division per N sub-blocks), and each data vector takes its lanes' 1 / step
+// with one table lookup.
+constexpr bool kTree = kTLanes >= 4 && kTLanes <= 16;
+constexpr size_t kChunk8 = 8 * kTLanes;
+
+template <class V>
+HWY_INLINE V PairMax(V hi, V lo) {
+  const hn::DFromV<V> d;
+  return hn::Max(ConcatOdd(d, hi, lo), ConcatEven(d, hi, lo));
+}
+
+// Max abs bits of the N sub-blocks of the chunk at element i.
+template <class Load>
+HWY_INLINE VI ChunkSubMax(Load load, size_t i) {
+  VI a[8];
+  for (size_t v = 0; v < 8; ++v) a[v] = AbsBits(load(i + v * kTLanes));
+  const VI u0 = PairMax(a[1], a[0]), u1 = PairMax(a[3], a[2]);
+  const VI u2 = PairMax(a[5], a[4]), u3 = PairMax(a[7], a[6]);
+  return PairMax(PairMax(u3, u2), PairMax(u1, u0));
+}
+
+template <class F, class Load>
+HWY_INLINE void TreeQuantize(Load load, size_t len, float s, float inv, const VI* submax,
+                             uint8_t* subs, uint8_t* codes, size_t first) {
+  const DF df;
+  const DI di;
+  const VF vinv = hn::Set(df, inv), vs = hn::Set(df, s), one = hn::Set(df, 1.0f);
+  const VF zero = hn::Zero(df), fifteen = hn::Set(df, 15.0f), sixteenth = hn::Set(df, 0x1p-4f);
+  const VF k16 = hn::Set(df, 16.0f / F::kQ);
+  for (size_t i = 0, ch = 0; i < len; i += kChunk8, ++ch) {
+    const VF t = hn::Mul(hn::Mul(hn::BitCast(df, submax[ch]), vinv), k16);
+    const VF c = hn::Min(hn::Max(hn::Sub(hn::Ceil(t), one), zero), fifteen);
+    const VF invs = hn::Div(one, hn::Mul(hn::Mul(vs, hn::Add(c, one)), sixteenth));
+    HWY_ALIGN int32_t cs[16];
+    hn::Store(hn::ConvertTo(di, c), di, cs);
+    uint8_t* sb = subs + (first + i) / (2 * internal::kSubBlock);
+    for (size_t j = 0; j < kTLanes; j += 2) sb[j / 2] = uint8_t(cs[j] | (cs[j + 1] << 4));
+    for (size_t v = 0; v < 8; ++v) {
+      // lane l of data vector v is element v * N + l of the chunk: sub-block (v * N + l) / 8
+      const VI idx = hn::ShiftRight<3>(hn::Add(hn::Iota(di, 0), hn::Set(di, int32_t(v * kTLanes))));
+      const VF inv_k = hn::TableLookupLanes(invs, hn::IndicesFromVec(df, idx));
+      F::Store(F::Round(hn::Mul(load(i + v * kTLanes), inv_k)), codes, first + i + v * kTLanes);
+    }
+  }
+}
+
 // One block of the segment: `load`/`get` its values, `ref_get`/`ref_ctx` the same values for
 // the reference (flagged and short blocks).
 template <class F, class Load, class Get>
@@ -133,6 +183,32 @@ HWY_INLINE void TwoLevelEncodeBlock(Load load, Get get, internal::ElemFn ref_get
                                     const void* ref_ctx, size_t len, size_t B, uint8_t* scale,
                                     uint8_t* subs, uint8_t* codes, size_t first) {
   const internal::ScaleIo sio{2, true, true};
+  if constexpr (kTree) {
+    if (len == B && B % kChunk8 == 0) {
+      VI submax[kTwoLevelMaxBlock / 32];  // one vector per chunk of 8N >= 32 elements
+      VI mv = hn::Zero(DI());
+      for (size_t i = 0, ch = 0; i < len; i += kChunk8, ++ch) {
+        submax[ch] = ChunkSubMax(load, i);
+        mv = hn::Max(mv, submax[ch]);
+      }
+      const uint32_t m = MaxLane(mv);
+      if (m < F::kTinyBits) {
+        internal::StoreScaleBits(scale, 0, sio);
+        F::Zero(codes, first, len);
+        std::memset(subs + first / 16, 0, len / 16);
+        return;
+      }
+      if (m < kInfBits) {
+        float s, inv;
+        internal::ScaleAndInverse(FloatOf(m), F::kQ, sio, &s, &inv);
+        internal::StoreScaleBits(scale, BitsOf(s), sio);
+        TreeQuantize<F>(load, len, s, inv, submax, subs, codes, first);
+        return;
+      }
+      return internal::RefEncodeBlock(F::kFormat, sio, ref_get, ref_ctx, len, internal::Rounding{},
+                                      first, scale, codes, nullptr, subs);
+    }
+  }
   if (len == B) {
     const uint32_t m = MaxAbsBits(len, load, get);
     if (m < F::kTinyBits) {
