@@ -151,20 +151,24 @@ class Runner {
     Rotations(*e, ring_bytes);
   }
 
-  // Section 1b: rotation and bf16 scales on the Table I data (Gaussian: the rotation must not
-  // lose here), at the default block with f32 scales and at block 32 with bf16 scales.
+  // Section 1b: rotation and block-scale formats on the Table I data (Gaussian: the rotation
+  // must not lose here), at the default block with f32 scales, at block 32 with bf16 scales and
+  // at block 128 with two-level scales.
   void Rotations(Bf16Experiment& e, double ring_bytes) {
-    rep_->Line("### 1b. Rotation and bf16 scales on the Table I data");
+    rep_->Line("### 1b. Rotation and block-scale formats on the Table I data");
     rep_->Line();
     rep_->Line("The same inputs with `rotation = hadamard` (randomized Walsh-Hadamard per block before "
-               "the first encode, inverted after the last decode) and with bf16 block scales at block 32 "
-               "(the bytes of block 64 with f32 scales). N(0,1) data has no outliers, so the rotation "
-               "can only keep the error, not lower it: this checks that it does not lose here.");
+               "the first encode, inverted after the last decode), with bf16 block scales at block 32 "
+               "(the bytes of block 64 with f32 scales) and with two-level scales at block 128 (a bf16 "
+               "scale per block and a 4-bit multiplier per 8 elements; the rotation then works on "
+               "blocks of 16). N(0,1) data has no outliers, so the rotation can only keep the error, "
+               "not lower it: this checks that it does not lose here.");
     rep_->Line();
     rep_->Line("| block | scale | configuration | MSE vs ring | MSE vs exact | none / hadamard | wire/rank | ring/this | ranks agree |");
     rep_->Line("|---:|---|---|---:|---:|---:|---:|---:|:---:|");
     struct Variant { size_t block; ScaleFormat scale; };
-    for (Variant v : {Variant{s_.block, ScaleFormat::kF32}, Variant{32, ScaleFormat::kBF16}})
+    for (Variant v : {Variant{s_.block, ScaleFormat::kF32}, Variant{32, ScaleFormat::kBF16},
+                      Variant{128, ScaleFormat::kTwoLevel}})
       for (Algorithm a : {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi, Algorithm::kTwoShot}) {
         double none_mse = 0;
         for (Rotation rot : {Rotation::kNone, Rotation::kHadamard}) {

@@ -89,7 +89,8 @@ std::vector<Row> Rows(const Settings& s) {
   struct Wire { Codec codec; size_t block; ScaleFormat scale; };
   const Wire wires[] = {{Codec::kInt8, 64, ScaleFormat::kF32}, {Codec::kInt8, 32, ScaleFormat::kBF16},
                         {Codec::kInt4, 32, ScaleFormat::kBF16}, {Codec::kFp8E4M3, 32, ScaleFormat::kBF16},
-                        {Codec::kFp8E5M2, 32, ScaleFormat::kBF16}};
+                        {Codec::kFp8E5M2, 32, ScaleFormat::kBF16}, {Codec::kInt8, 128, ScaleFormat::kTwoLevel},
+                        {Codec::kInt4, 128, ScaleFormat::kTwoLevel}};
   for (const Wire& w : wires)
     for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kSemi, Algorithm::kTwoShot})
       for (Rotation rot : {Rotation::kNone, Rotation::kHadamard}) {
