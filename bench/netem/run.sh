@@ -64,6 +64,8 @@ usage: bench/netem/run.sh [options]
   --block N           int8 block (default 128)
   --rotation LIST     rotation of every equarx-perf launch: none, hadamard or a comma list (each
                       row records it); default: the library's (hadamard for int8, none for fp8)
+  --scale LIST        block-scale format of every equarx-perf launch: f32, bf16, two_level or a
+                      comma list (each row records it); default: the library's (f32)
   --check 0|1         error check against the f64 sum (default 1)
   --out DIR           results directory (default out/netem/YYYYmmdd-HHMMSS)
   --prefix NAME       namespace name prefix, [a-z][a-z0-9-]{0,19} (default eqx-PID)
@@ -92,7 +94,7 @@ RPH=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mp
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
-DATA_PATH=sockets ROTATION=
+DATA_PATH=sockets ROTATION= SCALE=
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
 FAULT_RUNNER="" OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
@@ -111,6 +113,7 @@ while [[ $# -gt 0 ]]; do
     --overlap-algos) OVERLAP_ALGOS=$2; shift ;;
     --algos) ALGOS=$2; shift ;;
     --rotation) ROTATION=$2; shift ;;
+    --scale) SCALE=$2; shift ;;
     --codecs) CODECS=$2; shift ;;
     --format-algos) FORMAT_ALGOS=$2; shift ;;
     --rounding) ROUNDING=$2; shift ;;
@@ -370,6 +373,7 @@ link_check() {   # one TCP stream h0 -> h1 for 3 s with iperf3 (if installed): t
 perf_common() {
   PERF_ARGS=(-n "$ITERS" -w "$WARMUP" -c "$CHECK" --block "$BLOCK")
   if [[ -n $ROTATION ]]; then PERF_ARGS+=(--rotation "$ROTATION"); fi
+  if [[ -n $SCALE ]]; then PERF_ARGS+=(--scale "$SCALE"); fi
 }
 
 run_all_configs() {   # for the current topology and RATE
@@ -496,7 +500,7 @@ EOF
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
   echo "command: $0 $ORIG_ARGS"
   echo "ranks_per_host=$RPH"
-  echo "hosts=$HOSTS_LIST rates=$RATES_LIST configs=$CONFIGS sizes=$MINB..$MAXB x$FACTOR iters=$ITERS warmup=$WARMUP block=$BLOCK mtu=$MTU tbf_latency=$TBF_LATENCY"
+  echo "hosts=$HOSTS_LIST rates=$RATES_LIST configs=$CONFIGS sizes=$MINB..$MAXB x$FACTOR iters=$ITERS warmup=$WARMUP block=$BLOCK scale=${SCALE:-default} rotation=${ROTATION:-default} mtu=$MTU tbf_latency=$TBF_LATENCY"
 } >"$OUT/env.txt"
 for h in ${HOSTS_LIST//,/ }; do
   [[ $h =~ ^[0-9]+$ && $h -ge 2 && $h -le 64 ]] || { log "bad host count $h"; exit 2; }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# bench/scale_speed.sh — what the block-scale formats cost in speed: the int8 codec kernels at
+# block 128 with f32, bf16 and two-level scales side by side (Google Benchmark, every SIMD target
+# the CPU has, L2-resident and 64 MiB data, with the rotation over 128 and over 16 beside them),
+# and whole in-process calls, N = 8 ranks x 64 MiB bf16, rs+ag int8 with the rotation, at
+# B64 f32 scales, B32 bf16 scales and B128 two-level scales side by side in one equarx-perf run
+# (medians of --iters). Raw output goes to bench/results/scale_formats/; docs/performance.md
+# quotes it.
+#
+#   bash bench/scale_speed.sh [--iters 5]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ITERS=5
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --iters) ITERS=$2; shift ;;
+    *) echo "usage: bench/scale_speed.sh [--iters N]" >&2; exit 2 ;;
+  esac
+  shift
+done
+B=build/release
+RES=bench/results/scale_formats
+mkdir -p "$RES"
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/codec || echo ' (+ uncommitted changes)')"
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$B/tools/info/equarx-info" | sed -n 2,3p
+} >"$RES/speed_env.txt"
+FILTER='(Memcpy|Int8(Encode|Decode|DecodeAccumulateEncode)<128(, F32)?(, S(BF16|2L))?>|Rotate(Forward|Inverse)<(16|128), BF16>)/(16384|16777216)$'
+for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
+  [[ $target == SCALAR || $target == SSSE3 ]] && continue
+  echo "== codec kernels, $target" >&2
+  GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
+    "$B/bench/codec/equarx_codec_bench" --simd_target="$target" --benchmark_filter="$FILTER" \
+    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
+    >"$RES/codec_${target}.json"
+done
+echo "== in-process calls" >&2
+: >"$RES/perf_n8_64m.jsonl"
+for cfg in "64 f32" "32 bf16" "128 two_level"; do
+  set -- $cfg
+  "$B/tools/perf/equarx-perf" -b 64M -e 64M -n "$ITERS" -w 1 -c 0 -d bf16 --ranks 8 \
+    --algo full_bidir,two_shot --rotation hadamard --block "$1" --scale "$2" -J "$RES/perf_tmp.jsonl"
+  cat "$RES/perf_tmp.jsonl" >>"$RES/perf_n8_64m.jsonl"
+done | tee "$RES/perf_n8_64m.txt"
+rm -f "$RES/perf_tmp.jsonl"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/speed_env.txt"
