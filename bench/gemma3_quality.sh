@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # bench/gemma3_quality.sh — Gemma 3 270M quality with quantized AllReduce at scale: every
 # algorithm with rs+ag x rotation none/hadamard x {int8 B64 f32 scales, int8 B32 bf16 scales,
-# int4 B32 bf16 scales, fp8_e4m3 B32 bf16 scales, int8 and int4 B128 two-level scales}, plus
+# int4 B32 bf16 scales, fp8_e4m3 B32 bf16 scales, int8 and int4 B128 two-level scales, int8 B64
+# two-level scales}, plus
 # the unquantized f32 and bf16 rings, at
 # TP = 2, 4 and 8, on one 512-token chunk (BOS + 511) from the start of each of six texts that
 # every Debian 12 machine has (base-files): 6 x 511 = 3066 predicted positions per row.
 # "Exact" is the TP-1 f32 forward pass. Writes the raw output (text and JSON) to
 # bench/results/gemma3_quality/ and the markdown tables (bench/plot/gemma3_quality_table.py).
 #
-#   bash bench/gemma3_quality.sh [--tp 2,4,8] [--tokens 512] [--chunks 1] [--runs b64,b32,b128]
+#   bash bench/gemma3_quality.sh [--tp 2,4,8] [--tokens 512] [--chunks 1] [--runs b64,b32,b128,b64tl]
 #
-# --runs picks which of the three runs per TP to (re)make: b64 (int8 B64 f32 scales and the
+# --runs picks which of the four runs per TP to (re)make: b64 (int8 B64 f32 scales and the
 # baselines), b32 (int8/int4/fp8_e4m3 B32 bf16 scales), b128 (int8/int4 B128 two-level scales,
-# with the baselines again so that the file stands alone).
+# with the baselines again so that the file stands alone), b64tl (int8 B64 two-level scales,
+# with the baselines again).
 #
 # Needs the release build and the model (scripts/fetch_model.sh). About 20 minutes per TP value
 # on the 2-core build machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TPS=2,4,8 TOKENS=512 CHUNKS=1 RUNS=b64,b32,b128
+TPS=2,4,8 TOKENS=512 CHUNKS=1 RUNS=b64,b32,b128,b64tl
 while [[ $# -gt 0 ]]; do
   case $1 in
     --tp) TPS=$2; shift ;;
@@ -56,6 +58,11 @@ for tp in ${TPS//,/ }; do
     echo "== TP $tp: int8, int4, fp8_e4m3 at B32 with bf16 scales" >&2
     "$BIN" "${common[@]}" --codec int8,int4,fp8_e4m3 --block 32 --scale bf16 \
       --json "$RES/tp${tp}_b32.json" | tee "$RES/tp${tp}_b32.txt"
+  fi
+  if [[ ,$RUNS, == *,b64tl,* ]]; then
+    echo "== TP $tp: int8 at B64 with two-level scales, and the baselines" >&2
+    "$BIN" "${common[@]}" --baselines --codec int8 --block 64 --scale two_level \
+      --json "$RES/tp${tp}_b64tl.json" | tee "$RES/tp${tp}_b64tl.txt"
   fi
   if [[ ,$RUNS, == *,b128,* ]]; then
     echo "== TP $tp: int8, int4 at B128 with two-level scales, and the baselines" >&2

@@ -12,7 +12,7 @@ import sys
 
 
 def load(res):
-    """Rows per TP in file order (b32, b64, b128); a row measured again in a later file (the
+    """Rows per TP in file order (b32, b64, b128, b64tl); a row measured again in a later file (the
     baselines, which are deterministic) is kept once, and must agree with the first."""
     by_tp = {}
     for path in sorted(glob.glob(os.path.join(res, "tp*_b*.json")), key=run_order):
@@ -29,8 +29,8 @@ def load(res):
 
 
 def run_order(path):
-    m = re.search(r"tp(\d+)_b(\d+)\.json$", path)
-    return (int(m.group(1)), {"32": 0, "64": 1, "128": 2}.get(m.group(2), 3))
+    m = re.search(r"tp(\d+)_b(\w+)\.json$", path)
+    return (int(m.group(1)), {"32": 0, "64": 1, "128": 2, "64tl": 3}.get(m.group(2), 4))
 
 
 def is_ring(r, dtype):
