@@ -37,6 +37,18 @@ constexpr size_t kMaxRotBlock = 4096;
 // Whether every power-of-two piece of a block of length len has at least N elements.
 bool AllPiecesVectorised(size_t len, size_t n_lanes) { return (len & (n_lanes - 1)) == 0; }
 
+// The power-of-two pieces of a block of length len (< 2^13), largest first, as log2 sizes.
+// Computed once per call for the full block, so that small blocks (16 with two-level scales:
+// one or two vectors) do not pay a scan of every possible piece size per block.
+struct Pieces {
+  int log2[13];
+  int count = 0;
+  explicit Pieces(size_t len) {
+    for (int k = 12; k >= 0; --k)
+      if (len & (size_t(1) << k)) log2[count++] = k;
+  }
+};
+
 // 2^-e as an f32 (0 <= e < 64), exactly.
 float PowTwoNeg(int e) { return FloatOf(uint32_t(127 - e) << 23); }
 
@@ -148,10 +160,11 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
   const size_t N = hn::Lanes(df), B = spec.block;
   const Stages st;
   const uint64_t key = internal::RotationKey(spec.seed);
+  const Pieces full(std::min(B, kMaxRotBlock));
   HWY_ALIGN float scratch[kMaxRotBlock];
-  for (size_t s = 0; s < n; s += B) {
+  uint64_t b = offset / B;  // the block index, counted up (no division per block)
+  for (size_t s = 0; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
-    const uint64_t b = (offset + s) / B;
     if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
       ref::RotateForward(spec, T, static_cast<const uint8_t*>(src) + s * DTypeSize(T), len,
                          offset + s, out + s);
@@ -160,9 +173,10 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
     uint64_t word = 0;
     size_t word_index = SIZE_MAX;
     size_t first = 0;
-    for (int k = 12; k >= 0; --k) {
+    const Pieces pieces = len == B ? full : Pieces(len);
+    for (int pi = 0; pi < pieces.count; ++pi) {
+      const int k = pieces.log2[pi];
       const size_t p = size_t(1) << k;
-      if (!(len & p)) continue;
       const VF scale = hn::Set(df, PowTwoNeg(k / 2));
       const size_t at = s + first;
       auto in = [&](size_t i) HWY_ATTR {
@@ -191,13 +205,14 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
   const size_t N = hn::Lanes(df), B = spec.block;
   const Stages st;
   const uint64_t key = internal::RotationKey(spec.seed);
+  const Pieces full(std::min(B, kMaxRotBlock));
   HWY_ALIGN float tile[kMaxRotBlock];
   HWY_ALIGN float scratch[kMaxRotBlock];
   auto* d8 = static_cast<uint8_t*>(dst);
   const size_t esize = DTypeSize(t);
-  for (size_t s = 0; s < n; s += B) {
+  uint64_t b = offset / B;  // the block index, counted up (no division per block)
+  for (size_t s = 0; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
-    const uint64_t b = (offset + s) / B;
     if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
       ref::RotateInverse(spec, in + s, len, offset + s, t, d8 + s * esize);
       continue;
@@ -208,9 +223,10 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
     // before it is written); bf16/f16 through the tile and raw.cc's exact converters.
     float* out_f32 = t == DType::kFloat32 ? reinterpret_cast<float*>(d8) + s : tile;
     size_t first = 0;
-    for (int k = 12; k >= 0; --k) {
+    const Pieces pieces = len == B ? full : Pieces(len);
+    for (int pi = 0; pi < pieces.count; ++pi) {
+      const int k = pieces.log2[pi];
       const size_t p = size_t(1) << k;
-      if (!(len & p)) continue;
       const VF scale = hn::Set(df, PowTwoNeg((k + 1) / 2));
       const float* from = in + s + first;
       auto load = [&](size_t i) HWY_ATTR { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
