@@ -1,6 +1,6 @@
 """Child process of test_jax.py: runs equarx.jax.psum under jit + shard_map and prints JSON.
 
-usage: jax_psum_check.py ALGO|errors [--compare-numpy] [--mesh2d]
+usage: jax_psum_check.py ALGO|errors [--compare-numpy] [--mesh2d] [--two-level]
 """
 
 import json
@@ -44,6 +44,8 @@ def main():
         return jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=spec, out_specs=spec))
 
     opts = dict(algorithm=algo, block=64)
+    if "--two-level" in sys.argv:  # the options as keywords, past the defaults
+        opts.update(block=128, scale="two_level", rotation="hadamard")
     ours = np.asarray(body(lambda a: ejax.psum(a, "x", **opts))(x))
     ref = np.asarray(body(lambda a: jax.lax.psum(a, "x"))(x))
     ours2 = np.asarray(body(lambda a: ejax.psum(a, "x", **opts))(x))  # a second call site/run

@@ -52,6 +52,12 @@ def test_matches_numpy_api_bitwise():
     assert r["equal_numpy_api"], r
 
 
+def test_two_level_scales_and_rotation_as_keywords():
+    r = run_check(4, "two_shot", "--compare-numpy", "--two-level")
+    assert r["identical"] and r["equal_numpy_api"], r
+    assert r["mse_vs_exact"] < 5e-3, r
+
+
 def test_2d_mesh_groups():
     r = run_check(4, "ring", "--mesh2d")
     assert r["identical"] and r["max_rel_vs_lax"] < 1e-5, r
