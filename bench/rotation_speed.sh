@@ -16,27 +16,14 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-B=build/release
+source bench/codec_speed_lib.sh
 RES=bench/results/rotation
 mkdir -p "$RES"
-{
-  echo "date: $(date -u +%FT%TZ)"
-  echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/codec || echo ' (+ uncommitted changes)')"
-  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  "$B/tools/info/equarx-info" | sed -n 2,3p
-} >"$RES/env.txt"
+speed_env "$RES/env.txt"
 FILTER='(Memcpy|Int8Encode<64, F32>|Int8DecodeAccumulateEncode<64, (F32|BF16)>|Rotate(Forward|Inverse)<64, (F32|BF16)>)/(16384|16777216)$'
-for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
-  [[ $target == SCALAR || $target == SSSE3 ]] && continue
-  echo "== codec kernels, $target" >&2
-  GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
-    "$B/bench/codec/equarx_codec_bench" --simd_target="$target" --benchmark_filter="$FILTER" \
-    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
-    >"$RES/codec_${target}.json"
-done
+codec_kernels "$RES" "$FILTER"
 echo "== in-process calls" >&2
 "$B/tools/perf/equarx-perf" -b 64M -e 64M -n "$ITERS" -w 1 -c 0 -d bf16 --ranks 8 \
   --algo full_bidir,semi,two_shot --rotation none,hadamard -J "$RES/perf_n8_64m.jsonl" \
   | tee "$RES/perf_n8_64m.txt"
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/env.txt"
+load_after "$RES/env.txt"

@@ -18,25 +18,12 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-B=build/release
+source bench/codec_speed_lib.sh
 RES=bench/results/scale_formats
 mkdir -p "$RES"
-{
-  echo "date: $(date -u +%FT%TZ)"
-  echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/codec || echo ' (+ uncommitted changes)')"
-  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  "$B/tools/info/equarx-info" | sed -n 2,3p
-} >"$RES/speed_env.txt"
+speed_env "$RES/speed_env.txt"
 FILTER='(Memcpy|Int8(Encode|Decode|DecodeAccumulateEncode)<128(, F32)?(, S(BF16|2L))?>|Rotate(Forward|Inverse)<(16|128), BF16>)/(16384|16777216)$'
-for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
-  [[ $target == SCALAR || $target == SSSE3 ]] && continue
-  echo "== codec kernels, $target" >&2
-  GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
-    "$B/bench/codec/equarx_codec_bench" --simd_target="$target" --benchmark_filter="$FILTER" \
-    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
-    >"$RES/codec_${target}.json"
-done
+codec_kernels "$RES" "$FILTER"
 echo "== in-process calls" >&2
 : >"$RES/perf_n8_64m.jsonl"
 for cfg in "64 f32" "32 bf16" "128 two_level"; do
@@ -46,4 +33,4 @@ for cfg in "64 f32" "32 bf16" "128 two_level"; do
   cat "$RES/perf_tmp.jsonl" >>"$RES/perf_n8_64m.jsonl"
 done | tee "$RES/perf_n8_64m.txt"
 rm -f "$RES/perf_tmp.jsonl"
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/speed_env.txt"
+load_after "$RES/speed_env.txt"

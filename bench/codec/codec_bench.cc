@@ -50,15 +50,23 @@ void Finish(benchmark::State& state, size_t n) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(n) * 4);
 }
 
-void BM_Memcpy(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
-  std::vector<float> a(n, 1.0f), b(n);
+// The timed loop of every kernel: `body` once per iteration, its output `out` kept alive.
+template <class Body>
+void TimeLoop(benchmark::State& state, size_t n, const void* out, Body body) {
   for (auto _ : state) {
-    std::memcpy(b.data(), a.data(), n * 4);
-    benchmark::DoNotOptimize(b.data());
+    body();
+    benchmark::DoNotOptimize(out);
     benchmark::ClobberMemory();
   }
   Finish(state, n);
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  std::vector<float> a(n, 1.0f), b(n);
+  TimeLoop(state, n, b.data(), [&] {
+    std::memcpy(b.data(), a.data(), n * 4);
+  });
 }
 
 template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
@@ -67,12 +75,9 @@ void BM_Int8Encode(benchmark::State& state) {
   WireSpec spec{Format::kInt8Block, kB};
   spec.scale = kScale;
   Buffers buf(n, spec);
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.wire_out.data(), [&] {
     Encode(spec, kT, buf.Local(kT), n, buf.wire_out.data());
-    benchmark::DoNotOptimize(buf.wire_out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 template <uint32_t kB, uint8_t kScale = kScaleF32>
@@ -81,12 +86,9 @@ void BM_Int8Decode(benchmark::State& state) {
   WireSpec spec{Format::kInt8Block, kB};
   spec.scale = kScale;
   Buffers buf(n, spec);
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.out.data(), [&] {
     Decode(spec, buf.wire.data(), n, DType::kFloat32, buf.out.data());
-    benchmark::DoNotOptimize(buf.out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
@@ -95,12 +97,9 @@ void BM_Int8DecodeAccumulate(benchmark::State& state) {
   WireSpec spec{Format::kInt8Block, kB};
   spec.scale = kScale;
   Buffers buf(n, spec);
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.out.data(), [&] {
     DecodeAccumulate(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.out.data());
-    benchmark::DoNotOptimize(buf.out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
@@ -109,12 +108,9 @@ void BM_Int8DecodeAccumulateEncode(benchmark::State& state) {
   WireSpec spec{Format::kInt8Block, kB};
   spec.scale = kScale;
   Buffers buf(n, spec);
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.wire_out.data(), [&] {
     DecodeAccumulateEncode(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.wire_out.data());
-    benchmark::DoNotOptimize(buf.wire_out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 // Any block format / rounding at B = 128, f32 data; kStats: with an EncodeStats out-param.
@@ -124,12 +120,9 @@ void BM_BlockEncode(benchmark::State& state) {
   const WireSpec spec{kF, 128, kRounding, 1, 2, 0};
   Buffers buf(n, spec);
   EncodeStats st;
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.wire_out.data(), [&] {
     Encode(spec, DType::kFloat32, buf.f32.data(), n, buf.wire_out.data(), kStats ? &st : nullptr);
-    benchmark::DoNotOptimize(buf.wire_out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 template <Format kF, uint8_t kRounding, bool kStats>
@@ -138,37 +131,28 @@ void BM_BlockDecodeAccumulateEncode(benchmark::State& state) {
   const WireSpec spec{kF, 128, kRounding, 1, 2, 0};
   Buffers buf(n, spec);
   EncodeStats st;
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.wire_out.data(), [&] {
     DecodeAccumulateEncode(spec, buf.wire.data(), n, DType::kFloat32, buf.f32.data(),
                            buf.wire_out.data(), kStats ? &st : nullptr);
-    benchmark::DoNotOptimize(buf.wire_out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 void BM_RawBF16Encode(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
   const WireSpec spec{Format::kRawBF16, 0};
   Buffers buf(n, spec);
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.wire_out.data(), [&] {
     Encode(spec, DType::kFloat32, buf.f32.data(), n, buf.wire_out.data());
-    benchmark::DoNotOptimize(buf.wire_out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 void BM_RawBF16Decode(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
   const WireSpec spec{Format::kRawBF16, 0};
   Buffers buf(n, spec);
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.out.data(), [&] {
     Decode(spec, buf.wire.data(), n, DType::kFloat32, buf.out.data());
-    benchmark::DoNotOptimize(buf.out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 void Sizes(benchmark::internal::Benchmark* b) {
@@ -184,12 +168,9 @@ template <uint32_t kB, DType kT>
 void BM_RotateForward(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
   Buffers buf(n, WireSpec{Format::kInt8Block, kB});
-  for (auto _ : state) {
+  TimeLoop(state, n, buf.out.data(), [&] {
     RotateForward(RotationSpec{kB, 1}, kT, buf.Local(kT), n, 0, buf.out.data());
-    benchmark::DoNotOptimize(buf.out.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 template <uint32_t kB, DType kT>
@@ -197,12 +178,9 @@ void BM_RotateInverse(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
   Buffers buf(n, WireSpec{Format::kInt8Block, kB});
   std::vector<uint8_t> dst(n * DTypeSize(kT));
-  for (auto _ : state) {
+  TimeLoop(state, n, dst.data(), [&] {
     RotateInverse(RotationSpec{kB, 1}, buf.f32.data(), n, 0, kT, dst.data());
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-  }
-  Finish(state, n);
+  });
 }
 
 BENCHMARK(BM_Memcpy)->Apply(Sizes);

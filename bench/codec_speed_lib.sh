@@ -1,0 +1,33 @@
+# bench/codec_speed_lib.sh — sourced by bench/rotation_speed.sh and bench/scale_speed.sh: the
+# run's environment file and the codec kernels on every SIMD target the CPU has.
+#
+#   speed_env FILE                  commit, machine, load and SIMD targets into FILE
+#   codec_kernels DIR FILTER        equarx_codec_bench --benchmark_filter=FILTER, forced to each
+#                                   target but SCALAR and SSSE3, medians of 5, into
+#                                   DIR/codec_<TARGET>.json
+#   load_after FILE                 appends the load average to FILE
+B=build/release
+
+speed_env() {
+  {
+    echo "date: $(date -u +%FT%TZ)"
+    echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/codec || echo ' (+ uncommitted changes)')"
+    echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+    echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$B/tools/info/equarx-info" | sed -n 2,3p
+  } >"$1"
+}
+
+codec_kernels() {
+  local target
+  for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
+    [[ $target == SCALAR || $target == SSSE3 ]] && continue
+    echo "== codec kernels, $target" >&2
+    GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
+      "$B/bench/codec/equarx_codec_bench" --simd_target="$target" --benchmark_filter="$2" \
+      --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
+      >"$1/codec_${target}.json"
+  done
+}
+
+load_after() { echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$1"; }

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Markdown tables of bench/scale_speed.sh's raw output (bench/results/scale_formats/): the codec
+kernels by block-scale format on every SIMD target, in-process calls by format, and (when the
+netem run is there) 1 Gbit/s calls. With --splice FILE it replaces the text between
+<!-- generated:scale_speed:begin --> and <!-- generated:scale_speed:end --> in FILE.
+
+    python3 bench/plot/scale_speed_table.py bench/results/scale_formats [--splice docs/performance.md]
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+KERNELS = [  # (label, benchmark name without the size)
+    ("memcpy", "BM_Memcpy"),
+    ("Encode, f32 scales", "BM_Int8Encode<128, F32>"),
+    ("Encode, bf16 scales", "BM_Int8Encode<128, F32, SBF16>"),
+    ("Encode, two-level", "BM_Int8Encode<128, F32, S2L>"),
+    ("Decode, f32 scales", "BM_Int8Decode<128>"),
+    ("Decode, two-level", "BM_Int8Decode<128, S2L>"),
+    ("DecodeAccumulateEncode, f32 scales", "BM_Int8DecodeAccumulateEncode<128, F32>"),
+    ("DecodeAccumulateEncode, bf16 scales", "BM_Int8DecodeAccumulateEncode<128, F32, SBF16>"),
+    ("DecodeAccumulateEncode, two-level", "BM_Int8DecodeAccumulateEncode<128, F32, S2L>"),
+    ("RotateForward over 128 (bf16 in)", "BM_RotateForward<128, BF16>"),
+    ("RotateForward over 16 (bf16 in)", "BM_RotateForward<16, BF16>"),
+    ("RotateInverse over 128 (bf16 out)", "BM_RotateInverse<128, BF16>"),
+    ("RotateInverse over 16 (bf16 out)", "BM_RotateInverse<16, BF16>"),
+]
+TARGET_ORDER = ["AVX3", "AVX2", "SSE4"]
+FORMATS = [("64", "f32"), ("32", "bf16"), ("128", "two_level")]
+
+
+def option(row, key):
+    m = re.search(rf"(?:^|,){key}=([^,]*)", row.get("options", ""))
+    return m.group(1) if m else None
+
+
+def kernels(res):
+    gbs = {}
+    paths = glob.glob(os.path.join(res, "codec_*.json"))
+    targets = sorted((re.search(r"codec_(\w+)\.json$", p).group(1) for p in paths),
+                     key=lambda t: TARGET_ORDER.index(t) if t in TARGET_ORDER else 99)
+    for t in targets:
+        with open(os.path.join(res, f"codec_{t}.json")) as f:
+            for b in json.load(f)["benchmarks"]:
+                if b.get("aggregate_name") == "median":
+                    gbs[(t, b["run_name"])] = b["bytes_per_second"] / 1e9
+    out = ["| kernel (B = 128 unless named) | " + " | ".join(targets) + " |",
+           "|---|" + "---:|" * len(targets)]
+    for label, name in KERNELS:
+        cells = []
+        for t in targets:
+            small, big = gbs.get((t, f"{name}/16384")), gbs.get((t, f"{name}/16777216"))
+            cells.append(f"{small:.1f} / {big:.1f}" if small and big else "-")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return out
+
+
+def in_process(res):
+    rows = [json.loads(l) for l in open(os.path.join(res, "perf_n8_64m.jsonl"))]
+    rows = [r for r in rows if r.get("type") != "header"]
+    t = {(r["algo"], str(r["block"]), option(r, "scale")): r["time_us"] / 1e3 for r in rows}
+    algos = sorted({r["algo"] for r in rows})
+    out = ["| algorithm | " + " | ".join(f"B{b} {s}" for b, s in FORMATS) + " | two-level / f32 |",
+           "|---|" + "---:|" * (len(FORMATS) + 1)]
+    for a in algos:
+        cells = [f"{t[(a, b, s)]:.1f} ms" for b, s in FORMATS]
+        out.append(f"| {a} | " + " | ".join(cells) +
+                   f" | {t[(a, '128', 'two_level')] / t[(a, '64', 'f32')]:.2f}x |")
+    return out
+
+
+def netem(res):
+    path = os.path.join(res, "netem_1gbit_h4", "rows.jsonl")
+    if not os.path.exists(path):
+        return []
+    rows = [json.loads(l) for l in open(path)]
+    rows = [r for r in rows if r.get("type") != "header" and r.get("launch") == "bf16"]
+    t = {(r["size_bytes"], r["algo"], option(r, "scale")): r["time_us"] / 1e3 for r in rows}
+    sizes = sorted({r["size_bytes"] for r in rows})
+    algos = [a for a in ("full_bidir", "two_shot") if any(r["algo"] == a for r in rows)]
+    out = ["| size, H = 4 | algorithm | B128 f32: time | speedup | B128 two-level: time | speedup | two-level / f32 |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for n in sizes:
+        for a in algos:
+            # Each speedup against the bf16 ring of the same sweep pass (scale is a no-op for it).
+            f, tl = t[(n, a, "f32")], t[(n, a, "two_level")]
+            rf, rtl = t[(n, "ring", "f32")], t[(n, "ring", "two_level")]
+            out.append(f"| {n >> 20} MiB | {a} rs+ag | {f:.1f} ms | {rf / f:.2f}x | {tl:.1f} ms | "
+                       f"{rtl / tl:.2f}x | {tl / f:.3f} |")
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    splice = None
+    if "--splice" in args:
+        i = args.index("--splice")
+        splice = args[i + 1]
+        del args[i:i + 2]
+    res = args[0] if args else "bench/results/scale_formats"
+    env = dict(l.split(": ", 1) for l in open(os.path.join(res, "speed_env.txt")).read().splitlines()
+               if ": " in l)
+    text = [f"Generated by `bash bench/scale_speed.sh` (`bench/plot/scale_speed_table.py`) on "
+            f"{env.get('date', '?')}, commit {env.get('commit', '?')[:7]}, {env.get('machine', '?')}; "
+            f"dispatched target: {env.get('kernels use', '?')}; load {env.get('load before', '?')} "
+            f"before, {env.get('load after', '?')} after.",
+            "",
+            "**Kernels**, GB/s of f32-equivalent input, median of 5, L2-resident (16 Ki elements) / "
+            "64 MiB, f32 input, each SIMD target forced in turn (`codec_<TARGET>.json`):",
+            ""] + kernels(res) + [
+            "",
+            "**Whole calls in process**, 8 ranks (threads on the 2 cores), 64 MiB of bf16 each, "
+            "rs+ag int8 with the rotation, median of 5 (`perf_n8_64m.txt`):",
+            ""] + in_process(res)
+    net = netem(res)
+    if net:
+        text += ["", "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, "
+                 "B = 128, the library's default rotation (hadamard for int8), median of 5 "
+                 "(`netem_1gbit_h4/`); speedup = the bf16 ring's time / this row's:", ""] + net
+    block = "\n".join(text)
+    if splice is None:
+        print(block)
+        return
+    begin, end = "<!-- generated:scale_speed:begin -->", "<!-- generated:scale_speed:end -->"
+    doc = open(splice).read()
+    if begin not in doc or end not in doc:
+        sys.exit(f"{splice}: markers {begin} / {end} not found")
+    a, rest = doc.split(begin, 1)
+    _, b = rest.split(end, 1)
+    open(splice, "w").write(f"{a}{begin}\n{block}\n{end}{b}")
+
+
+if __name__ == "__main__":
+    main()
