@@ -4,17 +4,20 @@
 # the CPU has, L2-resident and 64 MiB data, with the rotation over 128 and over 16 beside them),
 # and whole in-process calls, N = 8 ranks x 64 MiB bf16, rs+ag int8 with the rotation, at
 # B64 f32 scales, B32 bf16 scales and B128 two-level scales side by side in one equarx-perf run
-# (medians of --iters). Raw output goes to bench/results/scale_formats/; docs/performance.md
-# quotes it.
+# (medians of --iters); with --netem also 16 and 64 MiB calls at 1 Gbit/s over 4 emulated hosts
+# (bench/netem/run.sh; root), B128 f32 against B128 two-level scales beside the bf16 ring. Raw
+# output goes to bench/results/scale_formats/; the tables (bench/plot/scale_speed_table.py) are
+# spliced into docs/performance.md ("Scale formats").
 #
-#   bash bench/scale_speed.sh [--iters 5]
+#   bash bench/scale_speed.sh [--iters 5] [--netem]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ITERS=5
+ITERS=5 NETEM=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --iters) ITERS=$2; shift ;;
-    *) echo "usage: bench/scale_speed.sh [--iters N]" >&2; exit 2 ;;
+    --netem) NETEM=1 ;;
+    *) echo "usage: bench/scale_speed.sh [--iters N] [--netem]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -34,3 +37,11 @@ for cfg in "64 f32" "32 bf16" "128 two_level"; do
 done | tee "$RES/perf_n8_64m.txt"
 rm -f "$RES/perf_tmp.jsonl"
 load_after "$RES/speed_env.txt"
+if (( NETEM )); then
+  rm -rf "$RES/netem_1gbit_h4"
+  bash bench/netem/run.sh --hosts 4 --rates 1gbit --configs link,bf16 -b 16M -e 64M -f 4 \
+    --algos full_bidir,two_shot --phases rs+ag --scale f32,two_level --data-path sockets \
+    --out "$RES/netem_1gbit_h4"
+  rm -rf "$RES/netem_1gbit_h4/bin"  # the run's copies of the binaries
+fi
+/usr/bin/python3 bench/plot/scale_speed_table.py "$RES" --splice docs/performance.md

@@ -116,9 +116,12 @@ def main():
             ""] + in_process(res)
     net = netem(res)
     if net:
+        nenv = dict(l.split(": ", 1) for l in open(os.path.join(res, "netem_1gbit_h4", "env.txt"))
+                    .read().splitlines() if ": " in l)
         text += ["", "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, "
                  "B = 128, the library's default rotation (hadamard for int8), median of 5 "
-                 "(`netem_1gbit_h4/`); speedup = the bf16 ring's time / this row's:", ""] + net
+                 f"(`netem_1gbit_h4/`: {nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, "
+                 f"{nenv.get('kernel', '?')}); speedup = the bf16 ring's time / this row's:", ""] + net
     block = "\n".join(text)
     if splice is None:
         print(block)
