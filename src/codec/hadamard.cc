@@ -49,6 +49,11 @@ struct Pieces {
   }
 };
 
+// The lambdas that load, sign and store a piece's vectors are forced inline: left to the
+// compiler, the forward one (which hashes the block's sign word) was an out-of-line call per
+// vector, which at block 16 (one or two vectors per block) halved the forward transform's speed.
+#define EQUARX_LAMBDA_INLINE HWY_ATTR __attribute__((always_inline))
+
 // 2^-e as an f32 (0 <= e < 64), exactly.
 float PowTwoNeg(int e) { return FloatOf(uint32_t(127 - e) << 23); }
 
@@ -97,6 +102,27 @@ HWY_INLINE uint64_t SignBits(uint64_t key, uint64_t b, size_t j, uint64_t* word,
   }
   return *word >> (j % 64);
 }
+
+// Blocks of at most 64 elements take one sign word each (word 0). The words of kSignBatch
+// consecutive blocks are hashed in one loop ahead of their blocks, which the compiler
+// vectorizes, instead of one hash in front of each block's loads.
+constexpr size_t kSignBatch = 64;
+struct SignBatch {
+  uint64_t words[kSignBatch];
+  uint64_t first = 0;  // words[i] is word 0 of block first + i, for i < count
+  uint64_t count = 0;
+  // Word 0 of block b into the caller's cache (hashing blocks b .. b + kSignBatch - 1 when b
+  // is not held).
+  HWY_INLINE void Take(uint64_t key, uint64_t b, uint64_t* word, size_t* word_index) {
+    if (b - first >= count) {
+      for (size_t i = 0; i < kSignBatch; ++i) words[i] = internal::SignWord(key, b + i, 0);
+      first = b;
+      count = kSignBatch;
+    }
+    *word = words[b - first];
+    *word_index = 0;
+  }
+};
 
 // Stages h = N .. P/2 across vectors, in place on x[0 .. P) (pieces too long for registers).
 HWY_INLINE void CrossStages(float* x, size_t p) {
@@ -161,6 +187,7 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
   const Stages st;
   const uint64_t key = internal::RotationKey(spec.seed);
   const Pieces full(std::min(B, kMaxRotBlock));
+  SignBatch signs;
   HWY_ALIGN float scratch[kMaxRotBlock];
   uint64_t b = offset / B;  // the block index, counted up (no division per block)
   for (size_t s = 0; s < n; s += B, ++b) {
@@ -172,6 +199,7 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
     }
     uint64_t word = 0;
     size_t word_index = SIZE_MAX;
+    if (B <= 64) signs.Take(key, b, &word, &word_index);
     size_t first = 0;
     const Pieces pieces = len == B ? full : Pieces(len);
     for (int pi = 0; pi < pieces.count; ++pi) {
@@ -179,11 +207,11 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
       const size_t p = size_t(1) << k;
       const VF scale = hn::Set(df, PowTwoNeg(k / 2));
       const size_t at = s + first;
-      auto in = [&](size_t i) HWY_ATTR {
+      auto in = [&](size_t i) EQUARX_LAMBDA_INLINE {
         const VF sign = st.Signs(SignBits(key, b, first + i * N, &word, &word_index));
         return hn::Mul(hn::Xor(LoadF<T>(src, at + i * N), sign), scale);
       };
-      auto store = [&](size_t i, VF v) HWY_ATTR { hn::StoreU(v, df, out + at + i * N); };
+      auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE { hn::StoreU(v, df, out + at + i * N); };
       Piece(st, p, in, store, scratch);
       first += p;
     }
@@ -206,10 +234,21 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
   const Stages st;
   const uint64_t key = internal::RotationKey(spec.seed);
   const Pieces full(std::min(B, kMaxRotBlock));
+  SignBatch signs;
   HWY_ALIGN float tile[kMaxRotBlock];
   HWY_ALIGN float scratch[kMaxRotBlock];
   auto* d8 = static_cast<uint8_t*>(dst);
   const size_t esize = DTypeSize(t);
+  // f32 results go straight to the destination (in place is fine: a piece is read whole
+  // before it is written); bf16/f16 results gather in the tile, block after block, and go
+  // through raw.cc's exact converters when it is full (one call per tile, not per block).
+  size_t tile_start = 0, tile_len = 0;
+  auto flush = [&] {
+    auto* d16 = reinterpret_cast<uint16_t*>(d8) + tile_start;
+    if (t == DType::kBFloat16) CvtF32ToBF16(tile, tile_len, d16);
+    if (t == DType::kFloat16) CvtF32ToF16(tile, tile_len, d16);
+    tile_len = 0;
+  };
   uint64_t b = offset / B;  // the block index, counted up (no division per block)
   for (size_t s = 0; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
@@ -219,9 +258,12 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
     }
     uint64_t word = 0;
     size_t word_index = SIZE_MAX;
-    // f32 results go straight to the destination (in place is fine: a piece is read whole
-    // before it is written); bf16/f16 through the tile and raw.cc's exact converters.
-    float* out_f32 = t == DType::kFloat32 ? reinterpret_cast<float*>(d8) + s : tile;
+    if (B <= 64) signs.Take(key, b, &word, &word_index);
+    if (t != DType::kFloat32) {
+      if (tile_len > 0 && (tile_start + tile_len != s || tile_len + len > kMaxRotBlock)) flush();
+      if (tile_len == 0) tile_start = s;
+    }
+    float* out_f32 = t == DType::kFloat32 ? reinterpret_cast<float*>(d8) + s : tile + tile_len;
     size_t first = 0;
     const Pieces pieces = len == B ? full : Pieces(len);
     for (int pi = 0; pi < pieces.count; ++pi) {
@@ -229,19 +271,17 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
       const size_t p = size_t(1) << k;
       const VF scale = hn::Set(df, PowTwoNeg((k + 1) / 2));
       const float* from = in + s + first;
-      auto load = [&](size_t i) HWY_ATTR { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
-      auto store = [&](size_t i, VF v) HWY_ATTR {
+      auto load = [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
+      auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
         const VF sign = st.Signs(SignBits(key, b, first + i * N, &word, &word_index));
         hn::StoreU(hn::Xor(v, sign), df, out_f32 + first + i * N);
       };
       Piece(st, p, load, store, scratch);
       first += p;
     }
-    if (t == DType::kBFloat16)
-      CvtF32ToBF16(tile, len, reinterpret_cast<uint16_t*>(d8 + s * esize));
-    else if (t == DType::kFloat16)
-      CvtF32ToF16(tile, len, reinterpret_cast<uint16_t*>(d8 + s * esize));
+    if (t != DType::kFloat32) tile_len += len;
   }
+  if (tile_len > 0) flush();
 }
 
 bool SafeToRotateImpl(DType t, const void* src, size_t n) {
