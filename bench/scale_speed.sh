@@ -6,7 +6,7 @@
 # B64 f32 scales, B32 bf16 scales and B128 two-level scales side by side in one equarx-perf run
 # (medians of --iters); with --netem also 16 and 64 MiB calls at 1 Gbit/s over 4 emulated hosts
 # (bench/netem/run.sh; root), B128 f32 against B128 two-level scales beside the bf16 ring. Raw
-# output goes to bench/results/scale_formats/; the tables (bench/plot/scale_speed_table.py) are
+# output goes to bench/results/scale_formats/; the tables (bench/plot/codec_speed_table.py) are
 # spliced into docs/performance.md ("Scale formats").
 #
 #   bash bench/scale_speed.sh [--iters 5] [--netem]
@@ -44,4 +44,4 @@ if (( NETEM )); then
     --out "$RES/netem_1gbit_h4"
   rm -rf "$RES/netem_1gbit_h4/bin"  # the run's copies of the binaries
 fi
-/usr/bin/python3 bench/plot/scale_speed_table.py "$RES" --splice docs/performance.md
+/usr/bin/python3 bench/plot/codec_speed_table.py scales "$RES" --splice docs/performance.md

@@ -125,8 +125,9 @@ TEST(ErrorBound, F16OnAnUnquantizedHopChosenByAutoOrTheGateIsUnrotated) {
     gated.quantize_min_bytes = 4096;
     EXPECT_FALSE(RotationApplies(ResolveForBound(gated, DType::kFloat16, 1000, 4), 4));
     // bf16 has the range: the explicit rotation still applies on the ring.
-    if (rot == Rotation::kHadamard)
+    if (rot == Rotation::kHadamard) {
       EXPECT_TRUE(RotationApplies(ResolveForBound(gated, DType::kBFloat16, 1000, 4), 4));
+    }
   }
 }
 

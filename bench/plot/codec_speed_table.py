@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Markdown tables of the codec speed scripts' raw output, in two modes:
+  scales    bench/scale_speed.sh (bench/results/scale_formats/): the codec kernels by block-scale
+            format on every SIMD target, in-process calls by format, 1 Gbit/s calls (B128 f32 vs
+            two-level) when the netem run is there;
+  rotation  bench/rotation_speed.sh (bench/results/rotation/): the kernels beside the rotation,
+            in-process calls with rotation none vs hadamard, 1 Gbit/s calls when the netem run
+            is there.
+With --splice FILE it replaces the text between <!-- generated:scale_speed:begin --> and
+<!-- generated:scale_speed:end --> (rotation: rotation_speed) in FILE.
+
+    python3 bench/plot/codec_speed_table.py scales|rotation [RESULTS_DIR] [--splice docs/performance.md]
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+SCALE_KERNELS = [  # (label, benchmark name without the size)
+    ("memcpy", "BM_Memcpy"),
+    ("Encode, f32 scales", "BM_Int8Encode<128, F32>"),
+    ("Encode, bf16 scales", "BM_Int8Encode<128, F32, SBF16>"),
+    ("Encode, two-level", "BM_Int8Encode<128, F32, S2L>"),
+    ("Decode, f32 scales", "BM_Int8Decode<128>"),
+    ("Decode, two-level", "BM_Int8Decode<128, S2L>"),
+    ("DecodeAccumulateEncode, f32 scales", "BM_Int8DecodeAccumulateEncode<128, F32>"),
+    ("DecodeAccumulateEncode, bf16 scales", "BM_Int8DecodeAccumulateEncode<128, F32, SBF16>"),
+    ("DecodeAccumulateEncode, two-level", "BM_Int8DecodeAccumulateEncode<128, F32, S2L>"),
+    ("RotateForward over 128 (bf16 in)", "BM_RotateForward<128, BF16>"),
+    ("RotateForward over 16 (bf16 in)", "BM_RotateForward<16, BF16>"),
+    ("RotateInverse over 128 (bf16 out)", "BM_RotateInverse<128, BF16>"),
+    ("RotateInverse over 16 (bf16 out)", "BM_RotateInverse<16, BF16>"),
+]
+ROTATION_KERNELS = [
+    ("memcpy", "BM_Memcpy"),
+    ("int8 Encode (f32)", "BM_Int8Encode<64, F32>"),
+    ("int8 DecodeAccumulateEncode (f32)", "BM_Int8DecodeAccumulateEncode<64, F32>"),
+    ("int8 DecodeAccumulateEncode (bf16)", "BM_Int8DecodeAccumulateEncode<64, BF16>"),
+    ("RotateForward (f32 → f32)", "BM_RotateForward<64, F32>"),
+    ("RotateForward (bf16 → f32)", "BM_RotateForward<64, BF16>"),
+    ("RotateInverse (f32 → f32)", "BM_RotateInverse<64, F32>"),
+    ("RotateInverse (f32 → bf16)", "BM_RotateInverse<64, BF16>"),
+]
+TARGET_ORDER = ["AVX3", "AVX2", "SSE4"]
+
+
+def option(row, key):
+    m = re.search(rf"(?:^|,){key}=([^,]*)", row.get("options", ""))
+    return m.group(1) if m else None
+
+
+def kernels(res, table):
+    gbs = {}
+    paths = glob.glob(os.path.join(res, "codec_*.json"))
+    targets = sorted((re.search(r"codec_(\w+)\.json$", p).group(1) for p in paths),
+                     key=lambda t: TARGET_ORDER.index(t) if t in TARGET_ORDER else 99)
+    for t in targets:
+        with open(os.path.join(res, f"codec_{t}.json")) as f:
+            for b in json.load(f)["benchmarks"]:
+                if b.get("aggregate_name") == "median":
+                    gbs[(t, b["run_name"])] = b["bytes_per_second"] / 1e9
+    head = "kernel (B = 128 unless named)" if table is SCALE_KERNELS else "kernel (B = 64)"
+    out = [f"| {head} | " + " | ".join(targets) + " |",
+           "|---|" + "---:|" * len(targets)]
+    for label, name in table:
+        cells = []
+        for t in targets:
+            small, big = gbs.get((t, f"{name}/16384")), gbs.get((t, f"{name}/16777216"))
+            cells.append(f"{small:.1f} / {big:.1f}" if small and big else "-")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return out
+
+
+def in_process(res, columns, key):
+    """Times of the in-process calls per algorithm, one column per (label, match) of `columns`,
+    `key(row)` giving the row's match; the last column is the second over the first."""
+    rows = [json.loads(l) for l in open(os.path.join(res, "perf_n8_64m.jsonl"))]
+    rows = [r for r in rows if r.get("type") != "header"]
+    t = {(r["algo"], key(r)): r["time_us"] / 1e3 for r in rows}
+    algos = list(dict.fromkeys(r["algo"] for r in rows))
+    (l0, m0), (l1, m1) = columns[0], columns[-1]
+    out = ["| algorithm | " + " | ".join(l for l, _ in columns) + f" | {l1} / {l0} |",
+           "|---|" + "---:|" * (len(columns) + 1)]
+    for a in algos:
+        cells = [f"{t[(a, m)]:.1f} ms" for _, m in columns]
+        out.append(f"| {a} | " + " | ".join(cells) + f" | {t[(a, m1)] / t[(a, m0)]:.2f}x |")
+    return out
+
+
+def netem(res, variants, key, ring_of_variant=True):
+    """1 Gbit/s rows: per size and algorithm, each variant's (label, match) time and speedup
+    over the bf16 ring, and the last variant's time over the first's. The ring is the one of
+    the same sweep pass (ring_of_variant; where the variant does not change the ring, as the
+    scale format) or the first variant's (the rotation, which an explicit hadamard applies to
+    the ring too: the baseline stays the plain ring)."""
+    path = os.path.join(res, "netem_1gbit_h4", "rows.jsonl")
+    if not os.path.exists(path):
+        return []
+    rows = [json.loads(l) for l in open(path)]
+    rows = [r for r in rows if r.get("type") != "header" and r.get("launch") == "bf16"]
+    t = {(r["size_bytes"], r["algo"], key(r)): r["time_us"] / 1e3 for r in rows}
+    sizes = sorted({r["size_bytes"] for r in rows})
+    algos = [a for a in ("full_bidir", "two_shot") if any(r["algo"] == a for r in rows)]
+    head = " | ".join(f"{l}: time | speedup" for l, _ in variants)
+    (l0, m0), (l1, m1) = variants[0], variants[-1]
+    out = [f"| size, H = 4 | algorithm | {head} | {l1} / {l0} |",
+           "|---|---|" + "---:|---:|" * len(variants) + "---:|"]
+    for n in sizes:
+        for a in algos:
+            cells = []
+            for _, m in variants:
+                ring = t[(n, "ring", m if ring_of_variant else m0)]
+                cells.append(f"{t[(n, a, m)]:.1f} ms | {ring / t[(n, a, m)]:.2f}x")
+            out.append(f"| {n >> 20} MiB | {a} rs+ag | " + " | ".join(cells) +
+                       f" | {t[(n, a, m1)] / t[(n, a, m0)]:.3f} |")
+    return out
+
+
+def env_of(path):
+    if not os.path.exists(path):
+        return {}
+    return dict(l.split(": ", 1) for l in open(path).read().splitlines() if ": " in l)
+
+
+MODES = {
+    "scales": dict(
+        dir="bench/results/scale_formats", env="speed_env.txt", marker="scale_speed",
+        script="bash bench/scale_speed.sh", kernels=SCALE_KERNELS,
+        calls=([("B64 f32", "64 f32"), ("B32 bf16", "32 bf16"), ("B128 two_level", "128 two_level")],
+               lambda r: f"{r['block']} {option(r, 'scale')}"),
+        calls_text="rs+ag int8 with the rotation",
+        net=([("B128 f32", "f32"), ("B128 two-level", "two_level")], lambda r: option(r, "scale")),
+        net_text="B = 128, the library's default rotation (hadamard for int8)"),
+    "rotation": dict(
+        dir="bench/results/rotation", env="env.txt", marker="rotation_speed",
+        script="bash bench/rotation_speed.sh", kernels=ROTATION_KERNELS,
+        calls=([("rotation none", "none"), ("hadamard", "hadamard")], lambda r: r["rotation"]),
+        calls_text="rs+ag int8 B = 64",
+        net=([("none", "none"), ("hadamard", "hadamard")], lambda r: r["rotation"], False),
+        net_text="B = 128, rotation none and hadamard; the baseline is the unrotated bf16 ring"),
+}
+
+
+def main():
+    args = sys.argv[1:]
+    splice = None
+    if "--splice" in args:
+        i = args.index("--splice")
+        splice = args[i + 1]
+        del args[i:i + 2]
+    if not args or args[0] not in MODES:
+        sys.exit("usage: codec_speed_table.py scales|rotation [RESULTS_DIR] [--splice FILE]")
+    mode = MODES[args[0]]
+    res = args[1] if len(args) > 1 else mode["dir"]
+    env = env_of(os.path.join(res, mode["env"]))
+    text = [f"Generated by `{mode['script']}` (`bench/plot/codec_speed_table.py`) on "
+            f"{env.get('date', '?')}, commit {env.get('commit', '?')[:7]}, {env.get('machine', '?')}; "
+            f"dispatched target: {env.get('kernels use', '?')}; load {env.get('load before', '?')} "
+            f"before, {env.get('load after', '?')} after.",
+            "",
+            "**Kernels**, GB/s of f32-equivalent input, median of 5, L2-resident (16 Ki elements) / "
+            "64 MiB, each SIMD target forced in turn (`codec_<TARGET>.json`):",
+            ""] + kernels(res, mode["kernels"]) + [
+            "",
+            "**Whole calls in process**, 8 ranks (threads on the 2 cores), 64 MiB of bf16 each, "
+            f"{mode['calls_text']}, median of 5 (`perf_n8_64m.txt`):",
+            ""] + in_process(res, *mode["calls"])
+    net = netem(res, *mode["net"])
+    if net:
+        nenv = env_of(os.path.join(res, "netem_1gbit_h4", "env.txt"))
+        text += ["", "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, "
+                 f"{mode['net_text']}, median of 5 "
+                 f"(`netem_1gbit_h4/`: {nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, "
+                 f"{nenv.get('kernel', '?')}); speedup = the bf16 ring's time / this row's:", ""] + net
+    block = "\n".join(text)
+    if splice is None:
+        print(block)
+        return
+    begin = f"<!-- generated:{mode['marker']}:begin -->"
+    end = f"<!-- generated:{mode['marker']}:end -->"
+    doc = open(splice).read()
+    if begin not in doc or end not in doc:
+        sys.exit(f"{splice}: markers {begin} / {end} not found")
+    a, rest = doc.split(begin, 1)
+    _, b = rest.split(end, 1)
+    open(splice, "w").write(f"{a}{begin}\n{block}\n{end}{b}")
+
+
+if __name__ == "__main__":
+    main()
