@@ -176,6 +176,27 @@ HWY_INLINE void TreeQuantize(Load load, size_t len, float s, float inv, const VI
   }
 }
 
+// A full block with max abs bits m: a zero block (m < tiny: zero scale, codes and multipliers)
+// or a finite one (its bf16 scale s, inv = 1 / s, then quantize(s, inv)). Returns false for
+// a flagged block (m >= Inf bits), which the caller hands to the reference.
+template <class F, class Quantize>
+HWY_INLINE bool TwoLevelFinite(uint32_t m, size_t len, uint8_t* scale, uint8_t* subs,
+                               uint8_t* codes, size_t first, Quantize quantize) {
+  const internal::ScaleIo sio{2, true, true};
+  if (m < F::kTinyBits) {
+    internal::StoreScaleBits(scale, 0, sio);
+    F::Zero(codes, first, len);
+    std::memset(subs + first / 16, 0, len / 16);
+    return true;
+  }
+  if (m >= kInfBits) return false;
+  float s, inv;
+  internal::ScaleAndInverse(FloatOf(m), F::kQ, sio, &s, &inv);
+  internal::StoreScaleBits(scale, BitsOf(s), sio);
+  quantize(s, inv);
+  return true;
+}
+
 // One block of the segment: `load`/`get` its values, `ref_get`/`ref_ctx` the same values for
 // the reference (flagged and short blocks).
 template <class F, class Load, class Get>
@@ -191,39 +212,20 @@ HWY_INLINE void TwoLevelEncodeBlock(Load load, Get get, internal::ElemFn ref_get
         submax[ch] = ChunkSubMax(load, i);
         mv = hn::Max(mv, submax[ch]);
       }
-      const uint32_t m = MaxLane(mv);
-      if (m < F::kTinyBits) {
-        internal::StoreScaleBits(scale, 0, sio);
-        F::Zero(codes, first, len);
-        std::memset(subs + first / 16, 0, len / 16);
-        return;
-      }
-      if (m < kInfBits) {
-        float s, inv;
-        internal::ScaleAndInverse(FloatOf(m), F::kQ, sio, &s, &inv);
-        internal::StoreScaleBits(scale, BitsOf(s), sio);
+      auto quantize = [&](float s, float inv) HWY_ATTR {
         TreeQuantize<F>(load, len, s, inv, submax, subs, codes, first);
-        return;
-      }
+      };
+      if (TwoLevelFinite<F>(MaxLane(mv), len, scale, subs, codes, first, quantize)) return;
       return internal::RefEncodeBlock(F::kFormat, sio, ref_get, ref_ctx, len, internal::Rounding{},
                                       first, scale, codes, nullptr, subs);
     }
   }
   if (len == B) {
-    const uint32_t m = MaxAbsBits(len, load, get);
-    if (m < F::kTinyBits) {
-      internal::StoreScaleBits(scale, 0, sio);
-      F::Zero(codes, first, len);
-      std::memset(subs + first / 16, 0, len / 16);
-      return;
-    }
-    if (m < kInfBits) {
-      float s, inv;
-      internal::ScaleAndInverse(FloatOf(m), F::kQ, sio, &s, &inv);
-      internal::StoreScaleBits(scale, BitsOf(s), sio);
+    auto quantize = [&](float s, float inv) HWY_ATTR {
       TwoLevelQuantize<F>(load, len, s, inv, subs, codes, first);
+    };
+    if (TwoLevelFinite<F>(MaxAbsBits(len, load, get), len, scale, subs, codes, first, quantize))
       return;
-    }
   }
   internal::RefEncodeBlock(F::kFormat, sio, ref_get, ref_ctx, len, internal::Rounding{}, first,
                            scale, codes, nullptr, subs);
