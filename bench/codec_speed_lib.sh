@@ -2,8 +2,9 @@
 # run's environment file and the codec kernels on every SIMD target the CPU has.
 #
 #   speed_env FILE                  commit, machine, load and SIMD targets into FILE
-#   codec_kernels DIR FILTER        equarx_codec_bench --benchmark_filter=FILTER, forced to each
-#                                   target but SCALAR and SSSE3, medians of 5, into
+#   codec_kernels DIR FILTER [ARGS] equarx_codec_bench --benchmark_filter=FILTER, forced to each
+#                                   target but SCALAR and SSSE3, medians of 5 (ARGS: more flags
+#                                   of the benchmark, e.g. more repetitions), into
 #                                   DIR/codec_<TARGET>.json
 #   load_after FILE                 appends the load average to FILE
 B=build/release
@@ -26,7 +27,7 @@ codec_kernels() {
     GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
       "$B/bench/codec/equarx_codec_bench" --simd_target="$target" --benchmark_filter="$2" \
       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
-      >"$1/codec_${target}.json"
+      ${3:-} >"$1/codec_${target}.json"
   done
 }
 

@@ -4,6 +4,9 @@
 // DecodeAccumulateEncode with f32 or bf16 local data, and at B = 128 with bf16 and two-level
 // scales; raw bf16 Encode / Decode; the other block formats (int4, fp8 e4m3, fp8 e5m2) and int8
 // with stochastic rounding or telemetry at B = 128; the rotation at blocks 64, 128 and 16.
+// Threads: int8 Encode and DecodeAccumulateEncode of the 64 MiB buffer cut into T parts
+// (codec::PartOf) on a worker pool of T threads, as a call with option threads = T runs its
+// kernels (wall-clock time; arguments {n, T}).
 //
 //   equarx_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -11,6 +14,7 @@
 // (printed in the context); pass --simd_target=NAME (e.g. SSE4, EMU128) to force another.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "common/worker_pool.h"
 
 namespace equarx::codec {
 namespace {
@@ -155,6 +160,32 @@ void BM_RawBF16Decode(benchmark::State& state) {
   });
 }
 
+// The codec on T threads: the segment cut into T parts on block boundaries, each part's kernel
+// on its own slice of the same wire image (what CallIo does with option threads = T).
+template <uint32_t kB, DType kT, bool kDae>
+void BM_Int8Threads(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const int threads = int(state.range(1));
+  const WireSpec spec{Format::kInt8Block, kB};
+  Buffers buf(n, spec);
+  common::WorkerPool pool(threads);
+  const size_t nb = (n + kB - 1) / kB;
+  TimeLoop(state, n, buf.wire_out.data(), [&] {
+    pool.Run(size_t(threads), [&](size_t i) {
+      const size_t b = i * nb / size_t(threads) * kB, e = std::min(n, (i + 1) * nb / size_t(threads) * kB);
+      if (e <= b) return;
+      const WirePart p = PartOf(spec, n, b);
+      const auto* local = static_cast<const uint8_t*>(buf.Local(kT)) + b * DTypeSize(kT);
+      if (kDae)
+        DecodeAccumulateEncode(p.spec, buf.wire.data() + p.wire_at, e - b, kT, local,
+                               buf.wire_out.data() + p.wire_at);
+      else
+        Encode(p.spec, kT, local, e - b, buf.wire_out.data() + p.wire_at);
+    });
+  });
+  state.counters["threads"] = threads;
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   b->Arg(kL2Small)->Arg(kL2Large)->Arg(kBig);
 }
@@ -229,6 +260,15 @@ BENCHMARK(BM_RotateInverse<64, BF16>)->Apply(Sizes);
 BENCHMARK(BM_RotateInverse<128, BF16>)->Apply(Sizes);
 BENCHMARK(BM_RotateForward<16, BF16>)->Apply(Sizes);  // the rotation block of two-level scales
 BENCHMARK(BM_RotateInverse<16, BF16>)->Apply(Sizes);
+// The 64 MiB kernels on 1 and 2 threads (wall-clock).
+void ThreadArgs(benchmark::internal::Benchmark* b) {
+  b->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+}
+BENCHMARK(BM_Int8Threads<64, F32, true>)->Apply(ThreadArgs);
+BENCHMARK(BM_Int8Threads<128, F32, true>)->Apply(ThreadArgs);
+BENCHMARK(BM_Int8Threads<128, BF16, true>)->Apply(ThreadArgs);
+BENCHMARK(BM_Int8Threads<64, F32, false>)->Apply(ThreadArgs);
+BENCHMARK(BM_Int8Threads<128, BF16, false>)->Apply(ThreadArgs);
 
 }  // namespace
 }  // namespace equarx::codec

@@ -75,6 +75,8 @@ usage: bench/netem/run.sh [options]
   --build DIR         equarx build directory (default build/release)
   --launch-timeout S  kill a launch that runs longer than S seconds (default 1800)
   --keep-going        continue with the next launch when one fails (default: stop)
+  --threads T         codec threads of every rank (EQUARX_THREADS; default 1: the emulated hosts
+                      share this machine's cores, so more threads per rank only compete)
   --data-path P       how equarx moves data (EQUARX_DATA_PATH): sockets (equarx's own TCP
                       connections over eqx0), host (rings between the ranks of one emulated host,
                       TCP over eqx0 between hosts), shm (rings only) or mpi (MPI point-to-point);
@@ -90,7 +92,7 @@ EOF
 
 # ---------------------------------------------------------------- options
 ORIG_ARGS="$*"
-RPH=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
+RPH=1 THREADS=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
@@ -101,6 +103,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) HOSTS_LIST=$2; shift ;;
     --ranks-per-host) RPH=$2; shift ;;
+    --threads) THREADS=$2; shift ;;
     --hier-inner) HIER_INNER=$2; shift ;;
     --rates|--rate) RATES_LIST=$2; shift ;;
     --configs) CONFIGS=$2; shift ;;
@@ -153,6 +156,7 @@ for t in ip tc ethtool mpirun unshare timeout; do
 done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
 [[ $RPH =~ ^[0-9]+$ && $RPH -ge 1 && $RPH -le 16 ]] || { echo "run.sh: --ranks-per-host must be 1..16" >&2; exit 2; }
+[[ $THREADS =~ ^[0-9]+$ && $THREADS -ge 1 && $THREADS -le 64 ]] || { echo "run.sh: --threads must be 1..64" >&2; exit 2; }
 if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3; }; then
   echo "run.sh: mpitest, mpifault, faultmatrix and gemma3 run one rank per host (--ranks-per-host 1)" >&2; exit 2
 fi
@@ -297,7 +301,7 @@ mpirun_argv() {   # the mpirun command line (without the program): RPH ranks on 
           --mca oob_tcp_if_include "$NET" --mca btl_tcp_if_include "$NET"
           --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle 1
           -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-          -x EQUARX_DATA_PATH="$DATA_PATH" -x EQUARX_SOCKET_IFNAME=eqx0 -x EQUARX_RANKS_PER_HOST="$RPH")
+          -x EQUARX_DATA_PATH="$DATA_PATH" -x EQUARX_SOCKET_IFNAME=eqx0 -x EQUARX_RANKS_PER_HOST="$RPH" -x EQUARX_THREADS="$THREADS")
 }
 
 tbf_stats() {   # "sent_bytes dropped requeues" summed over every host's egress qdisc
@@ -500,6 +504,7 @@ EOF
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
   echo "command: $0 $ORIG_ARGS"
   echo "ranks_per_host=$RPH"
+  echo "threads=$THREADS"
   echo "hosts=$HOSTS_LIST rates=$RATES_LIST configs=$CONFIGS sizes=$MINB..$MAXB x$FACTOR iters=$ITERS warmup=$WARMUP block=$BLOCK scale=${SCALE:-default} rotation=${ROTATION:-default} mtu=$MTU tbf_latency=$TBF_LATENCY"
 } >"$OUT/env.txt"
 for h in ${HOSTS_LIST//,/ }; do

@@ -142,13 +142,19 @@ MODES = {
 }
 
 
+def split_splice(argv):
+    """(the arguments without --splice FILE, FILE or None)."""
+    args = list(argv)
+    if "--splice" not in args:
+        return args, None
+    i = args.index("--splice")
+    if i + 1 >= len(args):
+        sys.exit("--splice needs a file")
+    return args[:i] + args[i + 2:], args[i + 1]
+
+
 def main():
-    args = sys.argv[1:]
-    splice = None
-    if "--splice" in args:
-        i = args.index("--splice")
-        splice = args[i + 1]
-        del args[i:i + 2]
+    args, splice = split_splice(sys.argv[1:])
     if not args or args[0] not in MODES:
         sys.exit("usage: codec_speed_table.py scales|rotation [RESULTS_DIR] [--splice FILE]")
     mode = MODES[args[0]]
@@ -173,12 +179,16 @@ def main():
                  f"{mode['net_text']}, median of 5 "
                  f"(`netem_1gbit_h4/`: {nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, "
                  f"{nenv.get('kernel', '?')}); speedup = the bf16 ring's time / this row's:", ""] + net
-    block = "\n".join(text)
+    emit("\n".join(text), splice, mode["marker"])
+
+
+def emit(block, splice, marker):
+    """Prints `block`, or with a file name `splice` puts it between that file's
+    <!-- generated:MARKER:begin --> and <!-- generated:MARKER:end --> lines."""
     if splice is None:
         print(block)
         return
-    begin = f"<!-- generated:{mode['marker']}:begin -->"
-    end = f"<!-- generated:{mode['marker']}:end -->"
+    begin, end = f"<!-- generated:{marker}:begin -->", f"<!-- generated:{marker}:end -->"
     doc = open(splice).read()
     if begin not in doc or end not in doc:
         sys.exit(f"{splice}: markers {begin} / {end} not found")

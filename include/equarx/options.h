@@ -15,6 +15,7 @@ inline constexpr size_t kMinBlock = 16;
 inline constexpr size_t kMaxBlock = 4096;
 inline constexpr size_t kDefaultBlock = 64;
 inline constexpr size_t kMaxMicroshards = 64;
+inline constexpr uint32_t kMaxThreads = 64;
 
 /// Diagnostic execution modes for measuring how well coding overlaps communication
 /// (benchmarks only: the results of the two partial modes are meaningless).
@@ -68,6 +69,12 @@ struct AllReduceOptions {
   /// Rotation before the first encode, undone after the last decode (see Rotation). Its random
   /// signs come from `seed`. kDefault = EQUARX_ROTATION, else DefaultRotation(codec).
   Rotation rotation = Rotation::kDefault;
+  /// Threads that run this rank's codec kernels (encode, decode-accumulate-encode, decode and
+  /// the rotation), each on its own part of a microshard; the results are the same bits for
+  /// every value. 0 = EQUARX_THREADS, else this process's cores divided by the ranks that
+  /// share them (at most 8). Persistent: created once per communicator and value. Per rank
+  /// (not checked across ranks).
+  uint32_t threads = 0;
 };
 
 /// The rotation `kDefault` resolves to for a quantized plan of this codec when EQUARX_ROTATION

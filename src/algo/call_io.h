@@ -17,9 +17,16 @@
 // Segments start on block boundaries, which are the rotation's block boundaries. Error
 // feedback keeps the residual in the caller's (unrotated) domain: every loss is
 // inverse-rotated before it is added.
+//
+// Threads (RunArgs::pool, option `threads`): each kernel call on a segment of at least
+// 2 * kMinPartElems elements is cut into up to T parts on block boundaries (codec::PartOf;
+// rotation blocks for the rotation), run on the pool. Every part writes its own bytes of the
+// same wire image and output, so the results are the same bits for every T; only the f64
+// telemetry sums are added part by part (equal up to rounding).
 #pragma once
 
 #include <algorithm>
+#include <numeric>
 
 #include "algo/plan.h"
 #include "algo/scratch.h"
@@ -72,20 +79,46 @@ class CallIo {
       }
   }
 
-  // The codec kernels (codec/codec.h), skipped in wire-only mode. Every encode adds its
-  // telemetry to the call's stats (when asked for).
+  // The codec kernels (codec/codec.h), skipped in wire-only mode, on the pool's threads.
+  // Every encode adds its telemetry to the call's stats (when asked for).
   void Encode(const codec::WireSpec& w, DType t, const void* src, size_t n, uint8_t* wire) {
-    if (codec_on_) codec::Encode(w, t, src, n, wire, stats_);
+    if (!codec_on_) return;
+    ForParts(codec::PartGranule(w), n, stats_, [&](Range p, codec::EncodeStats* st) {
+      const codec::WirePart wp = PartSpec(w, n, p);
+      codec::Encode(wp.spec, t, At(src, t, p.begin), p.count, wire + wp.wire_at, st);
+    });
   }
   void DecodeAccumulateEncode(const codec::WireSpec& w, const uint8_t* in, size_t n, DType t,
                               const void* local, uint8_t* out) {
-    if (codec_on_) codec::DecodeAccumulateEncode(w, in, n, t, local, out, stats_);
+    if (!codec_on_) return;
+    ForParts(codec::PartGranule(w), n, stats_, [&](Range p, codec::EncodeStats* st) {
+      const codec::WirePart wp = PartSpec(w, n, p);
+      codec::DecodeAccumulateEncode(wp.spec, in + wp.wire_at, p.count, t, At(local, t, p.begin),
+                                    out + wp.wire_at, st);
+    });
   }
-  template <typename... A> void Decode(A... a) { if (codec_on_) codec::Decode(a...); }
-  template <typename... A> void DecodeAccumulate(A... a) {
-    if (codec_on_) codec::DecodeAccumulate(a...);
+  void Decode(const codec::WireSpec& w, const uint8_t* wire, size_t n, DType t, void* dst) {
+    if (!codec_on_) return;
+    ForParts(codec::PartGranule(w), n, nullptr, [&](Range p, codec::EncodeStats*) {
+      const codec::WirePart wp = PartSpec(w, n, p);
+      codec::Decode(wp.spec, wire + wp.wire_at, p.count, t, At(dst, t, p.begin));
+    });
   }
-  template <typename... A> void Convert(A... a) { if (codec_on_) codec::Convert(a...); }
+  void DecodeAccumulate(const codec::WireSpec& w, const uint8_t* wire, size_t n, DType t,
+                        const void* local, float* out) {
+    if (!codec_on_) return;
+    ForParts(codec::PartGranule(w), n, nullptr, [&](Range p, codec::EncodeStats*) {
+      const codec::WirePart wp = PartSpec(w, n, p);
+      codec::DecodeAccumulate(wp.spec, wire + wp.wire_at, p.count, t, At(local, t, p.begin),
+                              out + p.begin);
+    });
+  }
+  void Convert(DType from, const void* src, size_t n, DType to, void* dst) {
+    if (!codec_on_) return;
+    ForParts(1, n, nullptr, [&](Range p, codec::EncodeStats*) {
+      codec::Convert(from, At(src, from, p.begin), p.count, to, At(dst, to, p.begin));
+    });
+  }
 
   // ---- Contribution and result (see the top of this file) ----
   /// Binds the call's buffers. `staged`: `count` f32 of scratch when the contribution is staged
@@ -97,6 +130,7 @@ class CallIo {
     tmp_[0] = tmp;
     tmp_[1] = tmp ? tmp + tmp_elems : nullptr;
     rotate_ = a.rotation.block != 0;
+    pool_ = a.pool;
   }
   struct View {
     const void* data;
@@ -107,7 +141,11 @@ class CallIo {
     if (staged_) return {staged_ + r.begin, DType::kFloat32};
     const void* src = static_cast<const uint8_t*>(args_->send) + r.begin * DTypeSize(args_->dtype);
     if (!rotate_) return {src, args_->dtype};
-    if (codec_on_) codec::RotateForward(args_->rotation, args_->dtype, src, r.count, r.begin + args_->element_offset, tmp_[0]);
+    if (!codec_on_) return {tmp_[0], DType::kFloat32};
+    ForParts(args_->rotation.block, r.count, nullptr, [&](Range p, codec::EncodeStats*) {
+      codec::RotateForward(args_->rotation, args_->dtype, At(src, args_->dtype, p.begin), p.count,
+                           r.begin + p.begin + args_->element_offset, tmp_[0] + p.begin);
+    });
     return {tmp_[0], DType::kFloat32};
   }
   /// The output elements of segment r (in the call's dtype).
@@ -117,9 +155,15 @@ class CallIo {
   /// out[r] <- decode(wire), inverse-rotated when a rotation is on.
   void DecodeOut(const codec::WireSpec& w, const uint8_t* wire, Range r) {
     if (!codec_on_) return;
-    if (!rotate_) return codec::Decode(w, wire, r.count, args_->dtype, Out(r));
-    codec::Decode(w, wire, r.count, DType::kFloat32, tmp_[0]);
-    codec::RotateInverse(args_->rotation, tmp_[0], r.count, r.begin + args_->element_offset, args_->dtype, Out(r));
+    if (!rotate_) return Decode(w, wire, r.count, args_->dtype, Out(r));
+    const size_t granule = std::lcm(codec::PartGranule(w), size_t(args_->rotation.block));
+    ForParts(granule, r.count, nullptr, [&](Range p, codec::EncodeStats*) {
+      const codec::WirePart wp = PartSpec(w, r.count, p);
+      codec::Decode(wp.spec, wire + wp.wire_at, p.count, DType::kFloat32, tmp_[0] + p.begin);
+      codec::RotateInverse(args_->rotation, tmp_[0] + p.begin, p.count,
+                           r.begin + p.begin + args_->element_offset, args_->dtype,
+                           At(Out(r), args_->dtype, p.begin));
+    });
   }
   /// Error feedback: staged <- f32(send) + residual (rotated when a rotation is on), then
   /// residual <- 0: the call's contribution, to which every encode of this rank adds back
@@ -153,6 +197,43 @@ class CallIo {
   }
 
  private:
+  /// Below this many elements per part a kernel call is not split.
+  static constexpr size_t kMinPartElems = 16384;
+
+  static const void* At(const void* p, DType t, size_t i) {
+    return static_cast<const uint8_t*>(p) + i * DTypeSize(t);
+  }
+  static void* At(void* p, DType t, size_t i) { return static_cast<uint8_t*>(p) + i * DTypeSize(t); }
+  // The part's spec and wire offset (the whole segment as it is when p is all of it).
+  static codec::WirePart PartSpec(const codec::WireSpec& w, size_t n, Range p) {
+    if (p.begin == 0 && p.count == n) return codec::WirePart{w, 0};
+    return codec::PartOf(w, n, p.begin);
+  }
+  // fn(part, stats of the part) for the parts of n elements cut on `granule` boundaries: one
+  // part (the whole, on this thread) without a pool or for small n, else up to T parts on the
+  // pool, whose telemetry is added to *stats in part order.
+  template <class Fn>
+  void ForParts(size_t granule, size_t n, codec::EncodeStats* stats, Fn fn) {
+    const size_t parts =
+        pool_ ? std::min({size_t(pool_->threads()), n / kMinPartElems, size_t(kMaxThreads)}) : 1;
+    if (parts < 2) return fn(Range{0, n}, stats);
+    codec::EncodeStats part_stats[kMaxThreads];
+    pool_->Run(parts, [&](size_t i) {
+      const Range p = SplitBlocks(Range{0, n}, granule, parts, i);
+      if (p.count) fn(p, stats ? &part_stats[i] : nullptr);
+    });
+    if (!stats) return;
+    for (size_t i = 0; i < parts; ++i) {
+      const codec::EncodeStats& s = part_stats[i];
+      stats->clipped += s.clipped;
+      stats->sum_sq_err_est += s.sum_sq_err_est;
+      stats->max_abs_err_est = std::max(stats->max_abs_err_est, s.max_abs_err_est);
+      stats->values += s.values;
+      stats->sum_sq_values += s.sum_sq_values;
+    }
+  }
+
+  common::WorkerPool* pool_ = nullptr;
   const RunArgs* args_ = nullptr;
   float* staged_ = nullptr;
   float* tmp_[2] = {nullptr, nullptr};

@@ -19,6 +19,7 @@
 #include <cstddef>
 
 #include "algo/partition.h"
+#include "common/worker_pool.h"
 #include "codec/codec.h"
 #include "equarx/options.h"
 #include "equarx/status.h"
@@ -68,6 +69,8 @@ struct RunArgs {
   /// Index of element 0 of this call in a larger tensor (hierarchical.cc runs one call per
   /// shard): rotation blocks are numbered from the larger tensor's element 0. Block-aligned.
   size_t element_offset = 0;
+  /// Threads for the codec kernels (option `threads`), or null: one thread.
+  common::WorkerPool* pool = nullptr;
 };
 
 /// The wire spec of one encode: `w` with the stochastic-rounding stream of the hop that

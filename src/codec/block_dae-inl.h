@@ -160,8 +160,8 @@ void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, interna
                              const void* local, uint8_t* wire_out, const Opt* o) {
   const size_t nb = (n + B - 1) / B;
   const size_t sbytes = sio.bytes;
-  const uint8_t* codes_in = wire_in + sbytes * nb;
-  uint8_t* codes_out = wire_out + sbytes * nb;
+  const uint8_t* codes_in = wire_in + internal::CodesOffset(sio, nb, n);
+  uint8_t* codes_out = wire_out + internal::CodesOffset(sio, nb, n);
   HWY_ALIGN float tile[kTile];  // two halves: block b uses half b % 2
   auto block = [&](size_t b) {
     return DaeBlock{codes_in, b * B, Advance(T, local, b * B),
@@ -254,7 +254,7 @@ struct FormatKernels {
     const size_t B = spec.block;
     if (spec.scale == kScaleTwoLevel) {
       if (opt || !TwoLevelSimd(B)) return ref::Encode(spec, t, src, n, wire, stats);
-      return TwoLevelKernels<F>::Encode(t, src, n, B, wire);
+      return TwoLevelKernels<F>::Encode(t, src, n, B, internal::ScaleIoOf(spec), wire);
     }
     EQUARX_BLOCK_KERNEL(EncodeT, F, t, B, opt, src, n, B, internal::ScaleIoOf(spec), wire,
                         opt ? &o : nullptr);
@@ -262,7 +262,7 @@ struct FormatKernels {
   static void Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {
     if (spec.scale == kScaleTwoLevel) {
       if (!TwoLevelSimd(spec.block)) return ref::Decode(spec, wire, n, t, dst);
-      return TwoLevelDecodeT<F>(wire, n, spec.block, t, dst);
+      return TwoLevelDecodeT<F>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
     }
     DecodeT<F>(wire, n, spec.block, internal::ScaleIoOf(spec), t, dst);
   }
@@ -271,7 +271,8 @@ struct FormatKernels {
     const size_t B = spec.block;
     if (spec.scale == kScaleTwoLevel) {
       if (!TwoLevelSimd(B)) return ref::DecodeAccumulate(spec, wire, n, t, local, out);
-      return TwoLevelKernels<F>::DecodeAccumulate(t, wire, n, B, local, out);
+      return TwoLevelKernels<F>::DecodeAccumulate(t, wire, n, B, internal::ScaleIoOf(spec), local,
+                                                    out);
     }
     EQUARX_DECACC_KERNEL(F, t, B, wire, n, B, internal::ScaleIoOf(spec), local, out);
   }
@@ -284,7 +285,8 @@ struct FormatKernels {
     if (spec.scale == kScaleTwoLevel) {
       if (opt || !TwoLevelSimd(B))
         return ref::DecodeAccumulateEncode(spec, wire_in, n, t, local, wire_out, stats);
-      return TwoLevelKernels<F>::DecodeAccumulateEncode(t, wire_in, n, B, local, wire_out);
+      return TwoLevelKernels<F>::DecodeAccumulateEncode(t, wire_in, n, B, internal::ScaleIoOf(spec),
+                                                          local, wire_out);
     }
     EQUARX_BLOCK_KERNEL(DecodeAccumulateEncodeT, F, t, B, opt, wire_in, n, B,
                         internal::ScaleIoOf(spec), local, wire_out, opt ? &o : nullptr);

@@ -304,7 +304,7 @@ void EncodeT(const void* src, size_t n, size_t B, internal::ScaleIo sio, uint8_t
              const Opt* o) {
   const size_t nb = (n + B - 1) / B;
   const size_t sbytes = sio.bytes;
-  uint8_t* codes = wire + sbytes * nb;
+  uint8_t* codes = wire + internal::CodesOffset(sio, nb, n);
   const size_t full = n / B;  // blocks of exactly B elements
   const size_t L = kB != 0 ? kB : B;
   if (full > 0) {
@@ -331,7 +331,7 @@ void EncodeT(const void* src, size_t n, size_t B, internal::ScaleIo sio, uint8_t
 template <class F>
 HWY_INLINE void DecodeRange(const uint8_t* wire, size_t nb, size_t B, internal::ScaleIo sio,
                             size_t b, size_t off, size_t len, float* out) {
-  const uint8_t* codes = wire + sio.bytes * nb;
+  const uint8_t* codes = wire + internal::CodesOffset(sio, nb, 0);  // n matters for two-level only
   const size_t first = b * B + off;
   const uint32_t sb = internal::LoadScaleBits(wire + sio.bytes * b, sio);
   const size_t N = hn::Lanes(DF());
@@ -377,7 +377,7 @@ template <class F, DType T, size_t kB>
 void DecodeAccumulateT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio,
                        const void* local, float* out) {
   const size_t nb = (n + B - 1) / B;
-  const uint8_t* codes = wire + sio.bytes * nb;
+  const uint8_t* codes = wire + internal::CodesOffset(sio, nb, n);
   for (size_t b = 0; b < nb; ++b) {
     const size_t begin = b * B;
     const size_t len = n - begin < B ? n - begin : B;

@@ -232,10 +232,9 @@ HWY_INLINE void TwoLevelEncodeBlock(Load load, Get get, internal::ElemFn ref_get
 }
 
 template <class F, DType T>
-void TwoLevelEncodeT(const void* src, size_t n, size_t B, uint8_t* wire) {
-  const internal::ScaleIo sio{2, true, true};
+void TwoLevelEncodeT(const void* src, size_t n, size_t B, internal::ScaleIo sio, uint8_t* wire) {
   const size_t nb = (n + B - 1) / B;
-  uint8_t* subs = wire + 2 * nb;
+  uint8_t* subs = wire + internal::SubsOffset(sio, nb);
   uint8_t* codes = wire + internal::CodesOffset(sio, nb, n);
   for (size_t b = 0; b < nb; ++b) {
     const void* p = Advance(T, src, b * B);
@@ -269,35 +268,35 @@ HWY_INLINE void TwoLevelDecodeBlock(uint32_t sb, const uint8_t* subs, const uint
 
 // Elements [off, off + len) of block b (off a multiple of 16) decoded into out (f32).
 template <class F>
-HWY_INLINE void TwoLevelDecodeRange(const uint8_t* wire, size_t n, size_t B, size_t b, size_t off,
-                                    size_t len, float* out) {
-  const internal::ScaleIo sio{2, true, true};
+HWY_INLINE void TwoLevelDecodeRange(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio,
+                                    size_t b, size_t off, size_t len, float* out) {
   const size_t nb = (n + B - 1) / B;
   const uint32_t sb = internal::LoadScaleBits(wire + 2 * b, sio);
   TwoLevelDecodeBlock<F>(
-      sb, wire + 2 * nb, wire + internal::CodesOffset(sio, nb, n), b * B + off, len,
+      sb, wire + internal::SubsOffset(sio, nb), wire + internal::CodesOffset(sio, nb, n), b * B + off, len,
       [out](size_t i, VF d) HWY_ATTR { hn::StoreU(d, DF(), out + i); },
       [out](size_t i, float d) { out[i] = d; });
 }
 
 template <class F>
-void TwoLevelDecodeT(const uint8_t* wire, size_t n, size_t B, DType t, void* dst) {
+void TwoLevelDecodeT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio, DType t,
+                     void* dst) {
   DecodeByRanges(n, B, t, dst, [&](size_t b, size_t off, size_t len, float* out) HWY_ATTR {
-    TwoLevelDecodeRange<F>(wire, n, B, b, off, len, out);
+    TwoLevelDecodeRange<F>(wire, n, B, sio, b, off, len, out);
   });
 }
 
 // out = f32(local) + decoded for block b (NaN sums canonical), into out (f32, the block's).
 template <class F, DType T>
-HWY_INLINE void TwoLevelDecodeAccumulateBlock(const uint8_t* wire, size_t n, size_t B, size_t b,
-                                              const void* local, float* out) {
-  const internal::ScaleIo sio{2, true, true};
+HWY_INLINE void TwoLevelDecodeAccumulateBlock(const uint8_t* wire, size_t n, size_t B,
+                                              internal::ScaleIo sio, size_t b, const void* local,
+                                              float* out) {
   const size_t nb = (n + B - 1) / B;
   const size_t len = n - b * B < B ? n - b * B : B;
   const void* lp = Advance(T, local, b * B);
   const VF canon = hn::BitCast(DF(), hn::Set(DU(), kCanonicalNaN));
   TwoLevelDecodeBlock<F>(
-      internal::LoadScaleBits(wire + 2 * b, sio), wire + 2 * nb,
+      internal::LoadScaleBits(wire + 2 * b, sio), wire + internal::SubsOffset(sio, nb),
       wire + internal::CodesOffset(sio, nb, n), b * B, len,
       [lp, out, canon](size_t i, VF d) HWY_ATTR {
         const VF x = hn::Add(LoadF<T>(lp, i), d);
@@ -307,24 +306,23 @@ HWY_INLINE void TwoLevelDecodeAccumulateBlock(const uint8_t* wire, size_t n, siz
 }
 
 template <class F, DType T>
-void TwoLevelDecodeAccumulateT(const uint8_t* wire, size_t n, size_t B, const void* local,
-                               float* out) {
+void TwoLevelDecodeAccumulateT(const uint8_t* wire, size_t n, size_t B, internal::ScaleIo sio,
+                               const void* local, float* out) {
   const size_t nb = (n + B - 1) / B;
   for (size_t b = 0; b < nb; ++b)
-    TwoLevelDecodeAccumulateBlock<F, T>(wire, n, B, b, local, out + b * B);
+    TwoLevelDecodeAccumulateBlock<F, T>(wire, n, B, sio, b, local, out + b * B);
 }
 
 template <class F, DType T>
 void TwoLevelDecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B,
-                                     const void* local, uint8_t* wire_out) {
-  const internal::ScaleIo sio{2, true, true};
+                                     internal::ScaleIo sio, const void* local, uint8_t* wire_out) {
   const size_t nb = (n + B - 1) / B;
-  uint8_t* subs = wire_out + 2 * nb;
+  uint8_t* subs = wire_out + internal::SubsOffset(sio, nb);
   uint8_t* codes = wire_out + internal::CodesOffset(sio, nb, n);
   HWY_ALIGN float tile[kTwoLevelMaxBlock];
   for (size_t b = 0; b < nb; ++b) {
     const size_t len = n - b * B < B ? n - b * B : B;
-    TwoLevelDecodeAccumulateBlock<F, T>(wire_in, n, B, b, local, tile);
+    TwoLevelDecodeAccumulateBlock<F, T>(wire_in, n, B, sio, b, local, tile);
     const SrcCtx ctx{DType::kFloat32, tile};
     const float* tp = tile;
     TwoLevelEncodeBlock<F>([tp](size_t i) HWY_ATTR { return hn::Load(DF(), tp + i); },
@@ -336,27 +334,29 @@ void TwoLevelDecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B,
 // The four kernels by dtype (FormatKernels calls these for kScaleTwoLevel on the plain path).
 template <class F>
 struct TwoLevelKernels {
-  static void Encode(DType t, const void* src, size_t n, size_t B, uint8_t* wire) {
+  static void Encode(DType t, const void* src, size_t n, size_t B, internal::ScaleIo sio,
+                     uint8_t* wire) {
     switch (t) {
-      case DType::kFloat32: return TwoLevelEncodeT<F, DType::kFloat32>(src, n, B, wire);
-      case DType::kBFloat16: return TwoLevelEncodeT<F, DType::kBFloat16>(src, n, B, wire);
-      case DType::kFloat16: return TwoLevelEncodeT<F, DType::kFloat16>(src, n, B, wire);
+      case DType::kFloat32: return TwoLevelEncodeT<F, DType::kFloat32>(src, n, B, sio, wire);
+      case DType::kBFloat16: return TwoLevelEncodeT<F, DType::kBFloat16>(src, n, B, sio, wire);
+      case DType::kFloat16: return TwoLevelEncodeT<F, DType::kFloat16>(src, n, B, sio, wire);
     }
   }
   static void DecodeAccumulate(DType t, const uint8_t* wire, size_t n, size_t B,
-                               const void* local, float* out) {
+                               internal::ScaleIo sio, const void* local, float* out) {
     switch (t) {
-      case DType::kFloat32: return TwoLevelDecodeAccumulateT<F, DType::kFloat32>(wire, n, B, local, out);
-      case DType::kBFloat16: return TwoLevelDecodeAccumulateT<F, DType::kBFloat16>(wire, n, B, local, out);
-      case DType::kFloat16: return TwoLevelDecodeAccumulateT<F, DType::kFloat16>(wire, n, B, local, out);
+      case DType::kFloat32: return TwoLevelDecodeAccumulateT<F, DType::kFloat32>(wire, n, B, sio, local, out);
+      case DType::kBFloat16: return TwoLevelDecodeAccumulateT<F, DType::kBFloat16>(wire, n, B, sio, local, out);
+      case DType::kFloat16: return TwoLevelDecodeAccumulateT<F, DType::kFloat16>(wire, n, B, sio, local, out);
     }
   }
   static void DecodeAccumulateEncode(DType t, const uint8_t* wire_in, size_t n, size_t B,
-                                     const void* local, uint8_t* wire_out) {
+                                     internal::ScaleIo sio, const void* local,
+                                     uint8_t* wire_out) {
     switch (t) {
-      case DType::kFloat32: return TwoLevelDecodeAccumulateEncodeT<F, DType::kFloat32>(wire_in, n, B, local, wire_out);
-      case DType::kBFloat16: return TwoLevelDecodeAccumulateEncodeT<F, DType::kBFloat16>(wire_in, n, B, local, wire_out);
-      case DType::kFloat16: return TwoLevelDecodeAccumulateEncodeT<F, DType::kFloat16>(wire_in, n, B, local, wire_out);
+      case DType::kFloat32: return TwoLevelDecodeAccumulateEncodeT<F, DType::kFloat32>(wire_in, n, B, sio, local, wire_out);
+      case DType::kBFloat16: return TwoLevelDecodeAccumulateEncodeT<F, DType::kBFloat16>(wire_in, n, B, sio, local, wire_out);
+      case DType::kFloat16: return TwoLevelDecodeAccumulateEncodeT<F, DType::kFloat16>(wire_in, n, B, sio, local, wire_out);
     }
   }
 };

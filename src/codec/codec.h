@@ -98,6 +98,10 @@ struct WireSpec {
   /// 1 / scale) or kScaleTwoLevel (the bf16 scale plus a 4-bit multiplier per 8 elements).
   /// Each keeps the sign bit as the non-finite flag. Ignored by raw formats.
   uint8_t scale = 0;
+  /// A part of a larger segment (PartOf): where this part's codes and sub-scale codes start,
+  /// in bytes from the wire pointer passed to the kernel. 0 = the segment's own layout.
+  uint64_t part_codes_at = 0;
+  uint64_t part_subs_at = 0;
 };
 
 /// WireSpec::scale values.
@@ -131,6 +135,24 @@ const char* FormatName(Format f);
 
 /// Bytes of the wire image of a segment of n elements.
 size_t WireBytes(WireSpec spec, size_t n);
+
+// ---- Parts of a segment (kernels on several threads) -------------------------------------
+// A segment of n elements can be coded as parts [begin, end) that start on multiples of
+// PartGranule(spec) (whole blocks; pairs of blocks for int4 with an odd block): a kernel
+// called with PartOf(...).spec on the part's elements, with its wire pointer advanced by
+// wire_at, reads and writes exactly that part's bytes of the segment's wire image (its
+// scales, sub-scale codes and codes, and its stochastic-rounding indices). Parts touch
+// disjoint bytes, so they may run concurrently, and together they give the segment's image
+// and values bit for bit. Telemetry is per part (add the parts' EncodeStats together).
+struct WirePart {
+  WireSpec spec;
+  size_t wire_at = 0;
+};
+/// Elements a part's start must be a multiple of.
+size_t PartGranule(const WireSpec& spec);
+/// The part of a segment of n elements that starts at element `begin` (< n, a multiple of
+/// PartGranule(spec)) and runs to the next part's start or n.
+WirePart PartOf(const WireSpec& spec, size_t n, size_t begin);
 
 // ---- Kernels (runtime-dispatched to the best SIMD target) ------------------------------
 // `src`/`local` are arrays of `*_type`; `acc`/`out_f32` are f32 arrays. Wire buffers need no

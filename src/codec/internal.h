@@ -54,14 +54,23 @@ inline BlockParams ParamsOf(Format f) {
 
 /// How a block's scale is stored (WireSpec::scale): its bytes, whether it is bf16, and whether
 /// 4-bit sub-scales per kSubBlock elements follow the block scales (kScaleTwoLevel).
+/// `codes_at` / `subs_at`: where the codes and sub-scale codes start, in bytes from the wire
+/// pointer, for a part of a larger segment (WireSpec::part_codes_at); 0 = this segment's own
+/// layout.
 struct ScaleIo {
   uint32_t bytes = 4;
   bool bf16 = false;
   bool two_level = false;
+  size_t codes_at = 0;
+  size_t subs_at = 0;
 };
 inline ScaleIo ScaleIoOf(const WireSpec& spec) {
-  if (spec.scale == kScaleTwoLevel) return ScaleIo{2, true, true};
-  return spec.scale == kScaleBF16 ? ScaleIo{2, true, false} : ScaleIo{4, false, false};
+  ScaleIo io = spec.scale == kScaleTwoLevel ? ScaleIo{2, true, true}
+               : spec.scale == kScaleBF16   ? ScaleIo{2, true, false}
+                                            : ScaleIo{4, false, false};
+  io.codes_at = size_t(spec.part_codes_at);
+  io.subs_at = size_t(spec.part_subs_at);
+  return io;
 }
 
 // ---- Two-level scales (codec.h, "Two-level scales") ------------------------------------------
@@ -70,9 +79,17 @@ inline constexpr size_t kSubBlock = 8;
 inline size_t SubScaleBytes(ScaleIo io, size_t n) {
   return io.two_level ? ((n + kSubBlock - 1) / kSubBlock + 1) / 2 : 0;
 }
-/// Offset of the code part of a segment of n elements in nb blocks.
-inline size_t CodesOffset(ScaleIo io, size_t nb, size_t n) {
+/// Offset of the code part of a segment of n elements in nb blocks in its own layout.
+inline size_t OwnCodesOffset(ScaleIo io, size_t nb, size_t n) {
   return size_t(io.bytes) * nb + SubScaleBytes(io, n);
+}
+/// Offset of the code part the kernels use: the own layout's, or a part's (ScaleIo::codes_at).
+inline size_t CodesOffset(ScaleIo io, size_t nb, size_t n) {
+  return io.codes_at ? io.codes_at : OwnCodesOffset(io, nb, n);
+}
+/// Offset of the sub-scale codes (two-level scales) the kernels use.
+inline size_t SubsOffset(ScaleIo io, size_t nb) {
+  return io.subs_at ? io.subs_at : size_t(io.bytes) * nb;
 }
 /// Sub-scale code of sub-block k.
 inline uint32_t LoadSubCode(const uint8_t* subs, size_t k) {

@@ -129,7 +129,7 @@ uint32_t ElemScaleBits(const WireSpec& spec, const uint8_t* wire, size_t nb, siz
   const internal::ScaleIo sio = internal::ScaleIoOf(spec);
   const uint32_t s = internal::LoadScaleBits(wire + sio.bytes * (i / spec.block), sio);
   if (!sio.two_level) return s;
-  return internal::SubStepBits(s, internal::LoadSubCode(wire + sio.bytes * nb, i / internal::kSubBlock));
+  return internal::SubStepBits(s, internal::LoadSubCode(wire + internal::SubsOffset(sio, nb), i / internal::kSubBlock));
 }
 
 struct SumCtx {  // f32(local[j]) + decode(element first + j) of one block of a segment
@@ -192,9 +192,33 @@ size_t WireBytes(WireSpec spec, size_t n) {
   if (internal::IsBlockFormat(spec.format)) {
     assert(spec.block > 0);
     const size_t nb = (n + spec.block - 1) / spec.block;
-    return internal::CodesOffset(internal::ScaleIoOf(spec), nb, n) + internal::CodeBytes(spec.format, n);
+    return internal::OwnCodesOffset(internal::ScaleIoOf(spec), nb, n) + internal::CodeBytes(spec.format, n);
   }
   return n * RawElemBytes(spec.format);
+}
+
+size_t PartGranule(const WireSpec& spec) {
+  if (!internal::IsBlockFormat(spec.format)) return 1;
+  return spec.format == Format::kInt4Block && spec.block % 2 ? 2 * size_t(spec.block) : spec.block;
+}
+
+WirePart PartOf(const WireSpec& spec, size_t n, size_t begin) {
+  assert(begin < n && begin % PartGranule(spec) == 0);
+  WirePart p;
+  p.spec = spec;
+  if (!internal::IsBlockFormat(spec.format)) {
+    p.wire_at = begin * RawElemBytes(spec.format);
+    return p;
+  }
+  const internal::ScaleIo own = internal::ScaleIoOf(WireSpec{spec.format, spec.block, 0, 0, 0, 0, spec.scale});
+  const size_t nb = (n + spec.block - 1) / spec.block;
+  const size_t b0 = begin / spec.block;
+  p.wire_at = size_t(own.bytes) * b0;  // the part's first scale
+  p.spec.part_codes_at =
+      internal::OwnCodesOffset(own, nb, n) + internal::CodeBytes(spec.format, begin) - p.wire_at;
+  p.spec.part_subs_at = own.two_level ? size_t(own.bytes) * nb + begin / (2 * internal::kSubBlock) - p.wire_at : 0;
+  p.spec.offset = spec.offset + begin;
+  return p;
 }
 
 namespace internal {
@@ -346,7 +370,7 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
     const SrcCtx ctx{src_type, Advance(src_type, src, begin)};
     internal::RefEncodeBlock(spec.format, sio, &GetSrc, &ctx, len, rnd, begin,
                              wire + sio.bytes * b, wire + internal::CodesOffset(sio, nb, n), stats,
-                             wire + sio.bytes * nb);
+                             wire + internal::SubsOffset(sio, nb));
   }
 }
 
@@ -405,7 +429,7 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
     const SumCtx ctx{&spec, local_type, Advance(local_type, local, begin), wire_in, nb, n, begin};
     internal::RefEncodeBlock(spec.format, sio, &GetSum, &ctx, len, rnd, begin,
                              wire_out + sio.bytes * b, wire_out + internal::CodesOffset(sio, nb, n),
-                             stats, wire_out + sio.bytes * nb);
+                             stats, wire_out + internal::SubsOffset(sio, nb));
   }
 }
 

@@ -15,6 +15,9 @@ const std::vector<Knob>& Knobs() {
       {"EQUARX_RANKS_PER_HOST", "uint", "1",
        "algorithm hierarchical: ranks per host, in rank order (1..2047), when the call's "
        "options give none"},
+      {"EQUARX_THREADS", "uint", "(cores / ranks on this host)",
+       "codec threads of each rank (1..64) when the call's options give none; the default "
+       "divides this process's cores by the ranks that share them, at most 8"},
       {"EQUARX_TUNE_FILE", "path", "(none)",
        "crossover table for algorithm=auto, written by equarx-tune (none: built-in defaults)"},
       {"EQUARX_DATA_PATH", "sockets|host|shm|mpi", "sockets",
@@ -57,6 +60,7 @@ Settings Read() {
   ParseUint("EQUARX_TIMEOUT_MS", 1, 86400000, &s.timeout_ms, &s.warnings);
   ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
   ParseUint("EQUARX_RANKS_PER_HOST", 1, 2047, &s.ranks_per_host, &s.warnings);
+  ParseUint("EQUARX_THREADS", 1, 64, &s.threads, &s.warnings);
   if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;
   if (const char* v = std::getenv("EQUARX_DATA_PATH"); v && *v) s.data_path = v;
   if (const char* v = std::getenv("EQUARX_SOCKET_IFNAME")) s.socket_ifname = v;

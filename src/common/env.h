@@ -33,6 +33,7 @@ struct Settings {
   std::string socket_ifname;      // empty: first non-loopback interface
   std::optional<Rotation> rotation;  // EQUARX_ROTATION, if set to none or hadamard
   uint32_t ranks_per_host = 1;       // EQUARX_RANKS_PER_HOST (algorithm hierarchical)
+  uint32_t threads = 0;              // EQUARX_THREADS (0: from the cores and the local ranks)
   std::vector<std::string> warnings;
 };
 Settings Read();

@@ -3,15 +3,20 @@
 // communicator's transport with the communicator's reused scratch.
 #include "equarx/communicator.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "algo/scratch.h"
 #include "algo/selector.h"
 #include "common/env.h"
+#include "common/worker_pool.h"
 #include "core/validate.h"
 #include "algo/hierarchical.h"
 #include "transport/inproc/inproc_transport.h"
@@ -37,6 +42,30 @@ struct Communicator::Impl {
   std::vector<core::Descriptor> descriptors;
   std::vector<transport::Request> check_requests;
   uint64_t calls = 0;
+  std::unique_ptr<common::WorkerPool> pool;  // the codec threads (option `threads`), if > 1
+
+  // The pool for `threads` (0: the default), null for one thread; made when the value changes.
+  common::WorkerPool* Pool(uint32_t threads, uint32_t ranks_per_host) {
+    const int t = threads ? int(threads) : DefaultThreads(ranks_per_host);
+    if (t < 2) return nullptr;
+    if (!pool || pool->threads() != t) {
+      pool.reset();
+      pool = std::make_unique<common::WorkerPool>(t);
+    }
+    return pool.get();
+  }
+  // This process's cores divided by the ranks that share them (what the transport knows, the
+  // launchers' local-size variables, ranks_per_host), at most 8.
+  int DefaultThreads(uint32_t ranks_per_host) const {
+    cpu_set_t set;
+    int cores = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
+    if (cores <= 0) cores = int(std::thread::hardware_concurrency());
+    int local = std::max({transport->local_ranks(), int(ranks_per_host), 1});
+    for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", "MPI_LOCALNRANKS"})
+      if (const char* s = std::getenv(v)) local = std::max(local, std::atoi(s));
+    return std::clamp(cores / local, 1, 8);
+  }
   // Set by the first call that failed part-way (a timeout, a lost peer, an error inside the
   // collective): the ranks may no longer agree on the call sequence and stale messages may
   // still be in flight, so every later call returns this at once. The transport's connections
@@ -95,6 +124,7 @@ AllReduceOptions Resolve(const AllReduceOptions& in, const env::Settings& env) {
   if (o.microshards == 0) o.microshards = env.microshards;
   if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
   if (o.ranks_per_host == 0) o.ranks_per_host = env.ranks_per_host;
+  if (o.threads == 0) o.threads = env.threads;
   if (o.rotation == Rotation::kDefault) {
     if (!TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
     else if (env.rotation) o.rotation = *env.rotation;
@@ -191,6 +221,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   codec::EncodeStats encode_stats;
   if (extras.stats) args.stats = &encode_stats;
   if (rotate) args.rotation = codec::RotationSpec{uint32_t(RotationBlockOf(o)), o.seed};
+  args.pool = m.Pool(o.threads, o.ranks_per_host);
   Status st;
   if (o.algorithm == Algorithm::kHierarchical) {
     // Each shard's inner plan decides its rotation (algo::PlanRotation), checked for every

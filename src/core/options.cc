@@ -62,7 +62,7 @@ constexpr uint64_t U(T v) {
   }
 
 struct Table {
-  OptionField rows[16];
+  OptionField rows[17];
   size_t n = 0;
 };
 
@@ -99,6 +99,8 @@ const Table& TheTable() {
                         "hierarchical: the algorithm across hosts (auto: by shard size)"),
         EQUARX_UINT_ROW(ranks_per_host, "", uint32_t, 0, 2047, true, "EQUARX_RANKS_PER_HOST",
                         "hierarchical: ranks per host in rank order (0 = EQUARX_RANKS_PER_HOST or 1)"),
+        EQUARX_UINT_ROW(threads, "", uint32_t, 0, kMaxThreads, false, "EQUARX_THREADS",
+                        "codec threads of this rank (0 = EQUARX_THREADS or cores / local ranks, at most 8)"),
     }};
     t.n = std::size(t.rows);
     return t;

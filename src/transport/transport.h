@@ -71,6 +71,9 @@ class Transport {
 
   /// Bytes this rank has handed to Isend so far.
   virtual uint64_t bytes_sent() const = 0;
+  /// Ranks of this group that run on this host and share its cores, as far as the transport
+  /// knows (1 when it does not); the default of the `threads` option divides the cores by it.
+  virtual int local_ranks() const { return 1; }
 };
 
 }  // namespace equarx::transport

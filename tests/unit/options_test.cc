@@ -40,6 +40,7 @@ TEST(Options, FormatThenParseGivesTheSameOptions) {
   o.mode = ExecutionMode::kCodecOnly;
   o.inner = Algorithm::kSemi;
   o.ranks_per_host = 3;
+  o.threads = 5;
   const std::string text = FormatOptions(o);
   AllReduceOptions back;
   ASSERT_TRUE(ParseOptions(text, &back).ok()) << text;

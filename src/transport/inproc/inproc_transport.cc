@@ -124,6 +124,7 @@ class InprocTransport final : public Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return fabric_->size(); }
+  int local_ranks() const override { return fabric_->size(); }  // all in this process
 
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override {
     if (peer < 0 || peer >= size()) return InvalidArgument("isend: peer out of range");
