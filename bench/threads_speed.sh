@@ -7,15 +7,16 @@
 # equarx-perf run (medians of --iters). Raw output goes to bench/results/threads/; the tables
 # (bench/plot/threads_table.py) are spliced into docs/performance.md ("Codec threads").
 #
-#   [ITERS=5] bash bench/threads_speed.sh
+#   [ITERS=11] bash bench/threads_speed.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -eq 0 ]] || { echo "usage: [ITERS=N] bash bench/threads_speed.sh" >&2; exit 2; }
-ITERS=${ITERS:-5}
+ITERS=${ITERS:-11}
 source bench/codec_speed_lib.sh
 RES=bench/results/threads
 mkdir -p "$RES"
 speed_env "$RES/env.txt"
+echo "iters: $ITERS" >>"$RES/env.txt"
 # 11 repetitions, randomly interleaved, so that 1 and 2 threads meet the same machine state.
 codec_kernels "$RES" '^BM_Memcpy/16777216$|^BM_Int8Threads' \
   '--benchmark_repetitions=11 --benchmark_enable_random_interleaving=true'

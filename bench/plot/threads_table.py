@@ -80,7 +80,7 @@ def main():
             ""] + kernels(res) + [
             "",
             "**Whole calls in process**, 2 ranks (threads of one process on the 2 cores), 64 MiB "
-            "of bf16 each, median of 5 (`perf_n2_64m.txt`):",
+            f"of bf16 each, median of {env.get('iters', '?')} (`perf_n2_64m.txt`):",
             ""] + calls(res)
     emit("\n".join(text), splice, "threads_speed")
 
