@@ -18,7 +18,7 @@ mkdir -p "$RES"
 speed_env "$RES/env.txt"
 echo "iters: $ITERS" >>"$RES/env.txt"
 # 11 repetitions, randomly interleaved, so that 1 and 2 threads meet the same machine state.
-codec_kernels "$RES" '^BM_Memcpy/16777216$|^BM_Int8Threads' \
+codec_kernels "$RES" '^BM_MemcpyThreads|^BM_Int8Threads' \
   '--benchmark_repetitions=11 --benchmark_enable_random_interleaving=true'
 echo "== in-process calls" >&2
 "$B/tools/perf/equarx-perf" -b 64M -e 64M -n "$ITERS" -w 1 -c 0 -d bf16 --ranks 2 \

@@ -160,6 +160,21 @@ void BM_RawBF16Decode(benchmark::State& state) {
   });
 }
 
+// memcpy of n f32 on T threads, each copying its 1/T: what the memory gives T cores.
+void BM_MemcpyThreads(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  const int threads = int(state.range(1));
+  std::vector<float> a(n, 1.0f), b(n);
+  common::WorkerPool pool(threads);
+  TimeLoop(state, n, b.data(), [&] {
+    pool.Run(size_t(threads), [&](size_t i) {
+      const size_t lo = i * n / size_t(threads), hi = (i + 1) * n / size_t(threads);
+      std::memcpy(b.data() + lo, a.data() + lo, (hi - lo) * 4);
+    });
+  });
+  state.counters["threads"] = threads;
+}
+
 // The codec on T threads: the segment cut into T parts on block boundaries, each part's kernel
 // on its own slice of the same wire image (what CallIo does with option threads = T).
 template <uint32_t kB, DType kT, bool kDae>
@@ -264,6 +279,7 @@ BENCHMARK(BM_RotateInverse<16, BF16>)->Apply(Sizes);
 void ThreadArgs(benchmark::internal::Benchmark* b) {
   b->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
 }
+BENCHMARK(BM_MemcpyThreads)->Apply(ThreadArgs);
 BENCHMARK(BM_Int8Threads<64, F32, true>)->Apply(ThreadArgs);
 BENCHMARK(BM_Int8Threads<128, F32, true>)->Apply(ThreadArgs);
 BENCHMARK(BM_Int8Threads<128, BF16, true>)->Apply(ThreadArgs);

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from codec_speed_table import emit, env_of, split_splice  # noqa: E402
 
 KERNELS = [  # (label, benchmark name without the arguments)
+    ("memcpy (the memory's limit)", "BM_MemcpyThreads"),
     ("DecodeAccumulateEncode B64, f32 local", "BM_Int8Threads<64, F32, true>"),
     ("DecodeAccumulateEncode B128, f32 local", "BM_Int8Threads<128, F32, true>"),
     ("DecodeAccumulateEncode B128, bf16 local", "BM_Int8Threads<128, BF16, true>"),
@@ -38,8 +39,6 @@ def kernels(res):
     out = ["| kernel, 64 MiB of f32-equivalent input | " +
            " | ".join(f"{t}: 1 thread | 2 threads | speedup" for t in targets) + " |",
            "|---|" + "---:|---:|---:|" * len(targets)]
-    out.append("| memcpy (one thread) | " + " | ".join(
-        f"{gbs[(t, f'BM_Memcpy/{BIG}')]:.1f} | | " for t in targets) + " |")
     for label, name in KERNELS:
         cells = []
         for t in targets:
