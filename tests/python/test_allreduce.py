@@ -196,3 +196,17 @@ def test_rotation_and_scale_keywords(rng):
         equarx.allreduce(xs, rotation="fourier")
     with pytest.raises(equarx.InvalidArgumentError, match="naive_fp8"):
         equarx.allreduce(xs, algorithm="naive_fp8", rotation="hadamard")
+
+
+def test_threads_keyword_gives_the_same_bits(rng):
+    # Option `threads`: the codec kernels of each rank on a pool of threads, each part of a
+    # microshard coding its own bytes of the same wire image: the same result for any count.
+    xs = [rng.standard_normal((1 << 18) + 77).astype(np.float32) for _ in range(2)]
+    one = equarx.allreduce(xs, algorithm="two_shot", microshards=1, threads=1)
+    for t in (2, 3):
+        many = equarx.allreduce(xs, algorithm="two_shot", microshards=1, threads=t)
+        for a, b in zip(one, many):
+            assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+    assert equarx.options()["threads"]["default"] == 0
+    with pytest.raises(equarx.InvalidArgumentError, match="threads"):
+        equarx.allreduce(xs, threads=65)
