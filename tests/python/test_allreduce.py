@@ -207,6 +207,6 @@ def test_threads_keyword_gives_the_same_bits(rng):
         many = equarx.allreduce(xs, algorithm="two_shot", microshards=1, threads=t)
         for a, b in zip(one, many):
             assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
-    assert equarx.options()["threads"]["default"] == 0
+    assert equarx.options()["threads"]["default"] == "0"
     with pytest.raises(equarx.InvalidArgumentError, match="threads"):
         equarx.allreduce(xs, threads=65)
