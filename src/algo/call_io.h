@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "algo/parts.h"
 #include "algo/plan.h"
 #include "algo/scratch.h"
 #include "codec/codec.h"
@@ -197,9 +198,6 @@ class CallIo {
   }
 
  private:
-  /// Below this many elements per part a kernel call is not split.
-  static constexpr size_t kMinPartElems = 16384;
-
   static const void* At(const void* p, DType t, size_t i) {
     return static_cast<const uint8_t*>(p) + i * DTypeSize(t);
   }
@@ -209,19 +207,16 @@ class CallIo {
     if (p.begin == 0 && p.count == n) return codec::WirePart{w, 0};
     return codec::PartOf(w, n, p.begin);
   }
-  // fn(part, stats of the part) for the parts of n elements cut on `granule` boundaries: one
-  // part (the whole, on this thread) without a pool or for small n, else up to T parts on the
-  // pool, whose telemetry is added to *stats in part order.
+  // fn(part, stats of the part) for the parts of n elements cut on `granule` boundaries
+  // (parts.h): the whole on this thread without a pool or for small n, else up to T parts on
+  // the pool, whose telemetry is added to *stats in part order.
   template <class Fn>
   void ForParts(size_t granule, size_t n, codec::EncodeStats* stats, Fn fn) {
-    const size_t parts =
-        pool_ ? std::min({size_t(pool_->threads()), n / kMinPartElems, size_t(kMaxThreads)}) : 1;
+    const size_t parts = PartCount(pool_, n);
     if (parts < 2) return fn(Range{0, n}, stats);
     codec::EncodeStats part_stats[kMaxThreads];
-    pool_->Run(parts, [&](size_t i) {
-      const Range p = SplitBlocks(Range{0, n}, granule, parts, i);
-      if (p.count) fn(p, stats ? &part_stats[i] : nullptr);
-    });
+    ForEachPart(pool_, granule, n, parts,
+                [&](Range p, size_t i) { fn(p, stats ? &part_stats[i] : nullptr); });
     if (!stats) return;
     for (size_t i = 0; i < parts; ++i) {
       const codec::EncodeStats& s = part_stats[i];

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <vector>
 
+#include "algo/parts.h"
 #include "algo/scratch.h"
 #include "algo/selector.h"
 #include "codec/codec.h"
@@ -182,17 +183,22 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, args.count, L, s);
     if (r.count == 0 || s % rh != local) continue;
-    // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l.
+    // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l
+    // (elementwise: on the codec threads, each part of the shard on its own).
     const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
-    for (int l = 0; l < rh; ++l) {
-      const bool own_turn = l == local;
-      const uint8_t* x = own_turn ? send + r.begin * es : i_next;
-      if (l == 0) codec::Convert(args.dtype, x, r.count, DType::kFloat32, acc);
-      else codec::DecodeAccumulate(raw, x, r.count, DType::kFloat32, acc, acc);
-      if (!own_turn) i_next += r.count * es;
-    }
     uint8_t* out = recv + r.begin * es;
-    codec::Convert(DType::kFloat32, acc, r.count, args.dtype, out);
+    ForEachPart(args.pool, 1, r.count, PartCount(args.pool, r.count), [&](Range p, size_t) {
+      const uint8_t* next = i_next;
+      for (int l = 0; l < rh; ++l) {
+        const bool own_turn = l == local;
+        const uint8_t* x = (own_turn ? send + r.begin * es : next) + p.begin * es;
+        if (l == 0) codec::Convert(args.dtype, x, p.count, DType::kFloat32, acc + p.begin);
+        else codec::DecodeAccumulate(raw, x, p.count, DType::kFloat32, acc + p.begin, acc + p.begin);
+        if (!own_turn) next += r.count * es;
+      }
+      codec::Convert(DType::kFloat32, acc + p.begin, p.count, args.dtype, out + p.begin * es);
+    });
+    i_next += size_t(rh - 1) * r.count * es;
     if (L.hosts < 2) continue;
 
     std::vector<int> members(size_t(L.hosts));
