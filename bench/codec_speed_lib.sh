@@ -5,7 +5,7 @@
 #   codec_kernels DIR FILTER [ARGS] equarx_codec_bench --benchmark_filter=FILTER, forced to each
 #                                   target but SCALAR and SSSE3, medians of 5 (ARGS: more flags
 #                                   of the benchmark, e.g. more repetitions), into
-#                                   DIR/codec_<TARGET>.json
+#                                   DIR/codec_<TARGET>.json (older codec_*.json removed)
 #   load_after FILE                 appends the load average to FILE
 B=build/release
 
@@ -21,6 +21,7 @@ speed_env() {
 
 codec_kernels() {
   local target
+  rm -f "$1"/codec_*.json  # a target this CPU lacks must not keep an older run's file
   for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
     [[ $target == SCALAR || $target == SSSE3 ]] && continue
     echo "== codec kernels, $target" >&2

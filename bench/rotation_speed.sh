@@ -3,9 +3,9 @@
 # beside the fused codec kernel (Google Benchmark, every SIMD target the CPU has, L2-resident
 # and 64 MiB data), and whole in-process calls, N = 8 ranks x 64 MiB bf16, rotation none vs
 # hadamard side by side in one equarx-perf run (medians of --iters). Raw output goes to
-# bench/results/rotation/; docs/performance.md ("Rotation") quotes it. It ends by printing the
-# tables (bench/plot/codec_speed_table.py rotation, with the 1 Gbit/s rows of
-# bench/results/rotation/netem_1gbit_h4/ made by the bench/netem/run.sh command given there).
+# bench/results/rotation/; the tables (bench/plot/codec_speed_table.py rotation, with the
+# 1 Gbit/s rows of bench/results/rotation/netem_1gbit_h4/ made by the bench/netem/run.sh command
+# given in docs/performance.md) are spliced into docs/performance.md ("Rotation").
 #
 #   bash bench/rotation_speed.sh [--iters 5]
 set -euo pipefail
@@ -29,4 +29,4 @@ echo "== in-process calls" >&2
   --algo full_bidir,semi,two_shot --rotation none,hadamard -J "$RES/perf_n8_64m.jsonl" \
   | tee "$RES/perf_n8_64m.txt"
 load_after "$RES/env.txt"
-/usr/bin/python3 bench/plot/codec_speed_table.py rotation "$RES"  # the tables, from the raw output
+/usr/bin/python3 bench/plot/codec_speed_table.py rotation "$RES" --splice docs/performance.md
