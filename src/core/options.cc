@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <charconv>
 #include <string>
+#include <type_traits>
 
 #include "equarx/options.h"
+#include "core/validate.h"
 
 namespace equarx {
 namespace {
@@ -65,6 +67,9 @@ struct Table {
   OptionField rows[17];
   size_t n = 0;
 };
+// Every row travels in the cross-rank descriptor (core/validate.h).
+static_assert(std::extent_v<decltype(Table::rows)> <= core::kMaxDescribedFields,
+              "the option table outgrew the descriptor: raise kMaxDescribedFields and its version");
 
 const Table& TheTable() {
   static const Table t = [] {

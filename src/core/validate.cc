@@ -8,7 +8,7 @@
 namespace equarx::core {
 namespace {
 constexpr uint32_t kMagic = 0x45515258;  // "EQRX"
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;  // 4: room for 24 option fields
 
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
 bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {

@@ -11,8 +11,9 @@
 
 namespace equarx::core {
 
-/// Most option fields the descriptor can carry (static_assert against the table).
-inline constexpr size_t kMaxDescribedFields = 16;
+/// Most option fields the descriptor can carry (room to grow; the option table's size is checked
+/// against it when the table is built, src/core/options.cc).
+inline constexpr size_t kMaxDescribedFields = 24;
 
 /// What a rank says about its call before any data moves. Trivially copyable, fixed size.
 /// `fields` holds every option of the table (options.h) in table order, as resolved for the
