@@ -54,17 +54,21 @@ struct Communicator::Impl {
     }
     return pool.get();
   }
-  // This process's cores divided by the ranks that share them (what the transport knows, the
-  // launchers' local-size variables, ranks_per_host), at most 8.
-  int DefaultThreads(uint32_t ranks_per_host) const {
+  // This process's cores and the ranks known to share them (the transport's count, the
+  // launchers' local-size variables): read once, when the communicator is made.
+  int cores = 1, local_ranks = 1;
+  void ReadCores() {
     cpu_set_t set;
-    int cores = 0;
+    cores = 0;
     if (sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
-    if (cores <= 0) cores = int(std::thread::hardware_concurrency());
-    int local = std::max({transport->local_ranks(), int(ranks_per_host), 1});
+    if (cores <= 0) cores = std::max(1, int(std::thread::hardware_concurrency()));
+    local_ranks = std::max(transport->local_ranks(), 1);
     for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", "MPI_LOCALNRANKS"})
-      if (const char* s = std::getenv(v)) local = std::max(local, std::atoi(s));
-    return std::clamp(cores / local, 1, 8);
+      if (const char* e = std::getenv(v)) local_ranks = std::max(local_ranks, std::atoi(e));
+  }
+  // The cores divided by the ranks that share them (also ranks_per_host), at most 8.
+  int DefaultThreads(uint32_t ranks_per_host) const {
+    return std::clamp(cores / std::max(local_ranks, int(ranks_per_host)), 1, 8);
   }
   // Set by the first call that failed part-way (a timeout, a lost peer, an error inside the
   // collective): the ranks may no longer agree on the call sequence and stale messages may
@@ -91,6 +95,7 @@ Communicator::Communicator(std::unique_ptr<transport::Transport> transport)
   impl_->transport = std::move(transport);
   impl_->settings = env::Read();
   impl_->UseTuneFile(impl_->settings.tune_file);
+  impl_->ReadCores();
   const size_t n = size_t(impl_->transport->size());
   impl_->descriptors.resize(n);
   impl_->check_requests.resize(2 * n);
