@@ -139,6 +139,23 @@ const char* equarxGetErrorString(equarxResult_t result);
  * r's); give each to its own thread. */
 equarxResult_t equarxCommCreateInProcess(int nranks, equarxComm_t* comms);
 
+/* The set-up's exchange for equarxCommCreate: pass `bytes` bytes from `mine`, receive every
+ * rank's `bytes` bytes in rank order into `all` (nranks * bytes), blocking until every rank
+ * has contributed; `user` is equarxCommCreate's. Return equarxSuccess, or an error (e.g.
+ * equarxTimeout) rather than wait past the set-up's deadline. Called several times, always
+ * from the thread that called equarxCommCreate. */
+typedef equarxResult_t (*equarxAllGatherFn)(const void* mine, size_t bytes, void* all, void* user);
+
+/* Collective over `nranks` processes, without MPI: creates rank `rank`'s communicator over
+ * equarx's own data path, set up through the caller's exchange (e.g. a key-value store;
+ * it must be trusted: docs/security.md). `data_path`: "sockets", "host", "shm" or NULL for
+ * EQUARX_DATA_PATH (default sockets); `setup_timeout_ms` <= 0: 60000. A wrong world size or
+ * differing data paths fail on every rank (include/equarx/bootstrap.h). */
+equarxResult_t equarxCommCreate(int rank, int nranks, equarxAllGatherFn allgather, void* user,
+                                const char* data_path, int setup_timeout_ms, equarxComm_t* out);
+/* The message of the last failed equarxCommCreate on this thread ("" if none). */
+const char* equarxGetLastCreateError(void);
+
 /* Sums `count` elements over all ranks of `comm` into `recvbuff` on every rank; sendbuff ==
  * recvbuff is allowed. `config` may be NULL for the defaults. */
 equarxResult_t equarxAllReduce(const void* sendbuff, void* recvbuff, size_t count,

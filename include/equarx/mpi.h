@@ -6,32 +6,12 @@
 #include <memory>
 #include <string>
 
+#include "equarx/bootstrap.h"
 #include "equarx/communicator.h"
 
 namespace equarx {
 
-/// How the ranks of a communicator created from MPI move their data. MPI always does the
-/// set-up (ranks, the exchange of addresses); the data path carries every collective's bytes.
-enum class DataPath {
-  /// MPI non-blocking point-to-point on a private duplicate of the communicator: whatever
-  /// MPI runs on (shared memory, TCP, InfiniBand). Failure handling is MPI's: with Open MPI
-  /// 4.1 over TCP a connection reset can abort the rank that sees it (docs/errors.md).
-  kMpi,
-  /// equarx's own TCP connections, one per pair of ranks (the default). A dead peer fails every
-  /// survivor's call within its deadline (kRemoteError or kTimeout). Ranks on one host use
-  /// loopback; others reach each other through `socket_interface`.
-  kSockets,
-  /// equarx's shared-memory rings (src/transport/shm/): every rank must be on one host
-  /// (checked: kInvalidArgument on every rank otherwise). No TCP at all; a dead peer
-  /// process fails every survivor's call within 50 ms, a stopped one at the deadline.
-  kSharedMemory,
-  /// equarx's own transport per peer: shared-memory rings to the ranks of this host (equal
-  /// host name and boot), TCP to the others (src/transport/shm/host_transport.h).
-  kHost,
-};
-
-/// "mpi", "sockets", "shm" or "host": the name EQUARX_DATA_PATH takes.
-const char* DataPathName(DataPath path);
+// DataPath and DataPathName: equarx/bootstrap.h.
 
 struct MpiCommunicatorOptions {
   /// The default is kSockets, chosen by measurement (docs/benchmarks.md, "Data path"): on

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "equarx/communicator.h"
+#include "equarx/bootstrap.h"
 #ifdef EQUARX_HAVE_MPI
 #include "equarx/equarx_mpi.h"
 #include "equarx/mpi.h"
@@ -145,6 +146,7 @@ equarx::Status ToOptions(const equarxConfig_t* in, equarx::AllReduceOptions* o) 
 }
 
 thread_local std::string g_option_error;
+thread_local std::string g_create_error;  // equarxCommCreate's last failure on this thread
 
 }  // namespace
 
@@ -222,6 +224,39 @@ equarxResult_t equarxCommCreateInProcess(int nranks, equarxComm_t* comms) {
     return equarx::Status::Ok();
   });
 }
+
+equarxResult_t equarxCommCreate(int rank, int nranks, equarxAllGatherFn allgather, void* user,
+                                const char* data_path, int setup_timeout_ms, equarxComm_t* out) {
+  g_create_error.clear();
+  if (!out) return equarxInvalidArgument;
+  *out = nullptr;
+  auto create = [&]() -> equarx::Status {
+    if (!allgather) return equarx::InvalidArgument("equarxCommCreate: allgather is NULL");
+    equarx::BootstrapOptions o;
+    EQUARX_RETURN_IF_ERROR(equarx::BootstrapOptions::FromEnvironment(&o));
+    if (data_path) EQUARX_RETURN_IF_ERROR(equarx::ParseDataPath(data_path, &o.data_path));
+    if (setup_timeout_ms > 0) o.setup_timeout_ms = setup_timeout_ms;
+    auto exchange = [allgather, user](const void* mine, size_t bytes, void* all) {
+      const equarxResult_t r = allgather(mine, bytes, all, user);
+      if (r == equarxSuccess) return equarx::Status::Ok();
+      const int code = int(r) >= int(equarxInvalidArgument) && int(r) <= int(equarxIoError) ? int(r)
+                                                                                     : int(equarxInternalError);
+      return equarx::Status(equarx::StatusCode(code),
+                            std::string("the caller's set-up exchange failed: ") + equarxGetErrorString(r));
+    };
+    auto c = std::make_unique<equarxComm>();
+    EQUARX_RETURN_IF_ERROR(equarx::CreateCommunicator(rank, nranks, exchange, o, &c->comm));
+    *out = c.release();
+    return equarx::Status::Ok();
+  };
+  return Guard(nullptr, [&] {
+    const equarx::Status st = create();
+    if (!st.ok()) g_create_error = st.ToString();
+    return st;
+  });
+}
+
+const char* equarxGetLastCreateError(void) { return g_create_error.c_str(); }
 
 #ifdef EQUARX_HAVE_MPI
 equarxResult_t equarxCommCreateMpi(MPI_Comm comm, equarxComm_t* out) {

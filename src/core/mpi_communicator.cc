@@ -8,11 +8,9 @@
 #include <vector>
 
 #include "common/env.h"
+#include "core/data_path.h"
 #include "core/mpi_setup.h"
 #include "transport/mpi/mpi_transport.h"
-#include "transport/shm/host_transport.h"
-#include "transport/shm/shm_transport.h"
-#include "transport/socket/socket_transport.h"
 
 namespace equarx {
 namespace {
@@ -47,30 +45,11 @@ Status SetupAllreduce(const int* mine, int* all, int n, MPI_Op op, MPI_Comm comm
 
 }  // namespace
 
-const char* DataPathName(DataPath path) {
-  switch (path) {
-    case DataPath::kMpi: return "mpi";
-    case DataPath::kSockets: return "sockets";
-    case DataPath::kSharedMemory: return "shm";
-    case DataPath::kHost: return "host";
-  }
-  return "?";
-}
-
 Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
   const env::Settings s = env::Read();
   MpiCommunicatorOptions o;
-  if (s.data_path == "sockets") {
-    o.data_path = DataPath::kSockets;
-  } else if (s.data_path == "mpi") {
-    o.data_path = DataPath::kMpi;
-  } else if (s.data_path == "shm") {
-    o.data_path = DataPath::kSharedMemory;
-  } else if (s.data_path == "host") {
-    o.data_path = DataPath::kHost;
-  } else {
-    return InvalidArgument("EQUARX_DATA_PATH='" + s.data_path + "': expected sockets, host, shm or mpi");
-  }
+  Status st = ParseDataPath(s.data_path, &o.data_path);
+  if (!st.ok()) return InvalidArgument("EQUARX_DATA_PATH: " + st.message());
   o.socket_interface = s.socket_ifname;
   *out = o;
   return Status::Ok();
@@ -169,18 +148,11 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
       if (!shm && gathers == 2) stage("mesh");
       return Status::Ok();
     };
-    Status st;
     transport::SocketOptions so;
     so.interface = options.socket_interface;
     so.setup_timeout_ms = budget;
     so.setup_deadline = deadline;
-    if (shm) {
-      st = transport::CreateShmTransport(rank, size, allgather, transport::ShmOptions{}, &t);
-    } else if (options.data_path == DataPath::kHost) {
-      st = transport::CreateHostTransport(rank, size, allgather, so, transport::ShmOptions{}, &t);
-    } else {
-      st = transport::CreateSocketTransport(rank, size, allgather, so, &t);
-    }
+    Status st = CreateDataPathTransport(options.data_path, rank, size, allgather, so, &t);
     // A step that timed out left a collective pending on `comm`: no further collective on it.
     if (gather_pending) return st;
     // Agree on the outcome, so that a rank that failed to connect does not leave the others
