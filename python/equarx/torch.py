@@ -1,48 +1,55 @@
-"""equarx.torch — quantized AllReduce on PyTorch process groups, and a DDP communication hook.
+"""equarx.torch — a torch.distributed backend named "equarx", and a DDP communication hook.
 
-    import torch.distributed as dist, equarx.torch as et
-    dist.init_process_group("gloo")                       # torchrun, CPU
-    et.all_reduce(t, codec="int8")                        # in place, like dist.all_reduce
+    import torch.distributed as dist, equarx.torch as et     # the import registers "equarx"
+    dist.init_process_group("equarx")                        # torchrun / env://, CPU tensors
+    et.options(codec="int8", algorithm="two_shot")           # this group's AllReduce options
+    dist.all_reduce(t)                                       # equarx's C++ AllReduce, in place
+    et.all_reduce(t, codec="int4", residual=res)             # per-call options, error feedback
     ddp.register_comm_hook(et.HookState(codec="int8", error_feedback=True), et.allreduce_hook)
 
-The compression is equarx's (the library's codecs on the tensor's memory, the scalar-exact
-kernels of the C++ library); the bytes move through the process group's own collectives, so
-it works wherever the group works (gloo on CPU, under torchrun or mp.spawn). The schedule is
-equarx's two-shot AllReduce:
+The backend sets up an equarx communicator through the process group's own Store (the
+addresses of equarx's authenticated TCP connections, no MPI: equarx.bootstrap) and runs every
+``all_reduce`` (SUM or AVG; float32, bfloat16, float16; CPU, contiguous) through equarx's C++
+AllReduce on one worker thread per group, in call order: ``async_op=True`` returns at once
+and the work object completes when the call has. Every other collective (broadcast, barrier,
+all_gather, reduce_scatter, send/recv, ...) goes to a gloo process group that the backend
+builds from the same store, so DDP and the rest of torch.distributed work unchanged.
 
-  reduce-scatter  every rank encodes its contribution to each shard c != r once and sends it to
-                  owner c in one ``all_to_all_single`` of uint8 bytes; the owner decodes the
-                  N-1 contributions and sums them with its own, in f32, in rank order 0..N-1;
-  all-gather      the owner encodes its sum once, keeps decode(own bytes) itself, and one
-                  ``all_gather`` hands the same bytes to every rank, which decode them.
+Options: those of ``equarx.allreduce`` (algorithm, phases, codec, block, rotation,
+scale_format, rounding, seed, ...; ``equarx.options()`` lists them), set per group with
+``options(...)`` or per call with ``all_reduce(t, **options)``; absent ones take the library's
+defaults. ``timeout_ms`` defaults to the timeout given to ``init_process_group``: a dead peer
+makes every survivor's call raise within it, and the group then refuses further calls.
 
-Shards, block grid, stochastic-rounding streams and summation order are those of the C++
-``two_shot`` algorithm, so the result is bitwise identical to ``equarx.allreduce(...,
-algorithm="two_shot")`` on the same inputs and options (tested), and identical on every rank.
-Exactly two quantizations per value whatever N; wire bytes per rank 2(N-1)/N of the tensor in
-the codec (plus all-gather padding to the largest shard, at most one block).
+Errors are equarx.errors classes (RuntimeError subclasses, as torch.distributed raises):
+shapes or options that differ between ranks raise MismatchError on every rank.
 
-Options: codec (int8, int4, fp8_e4m3, fp8_e5m2), block, phases (rs, ag, rs+ag: the
-unquantized phase moves the tensor's dtype), rounding (nearest, stochastic) with seed, and
-``residual=`` for error feedback (a float32 numpy array or tensor of the tensor's size, zeros
-at first; the contribution is tensor + residual and the residual keeps what this rank's
-quantizations lost, as in the C++ AllReduceExtras). Tensors: CPU, contiguous, float32,
-bfloat16 or float16. Non-finite values follow IEEE in the sums but NaN payloads are not
-canonicalised (the C++ library's are).
+``all_reduce`` and the hook also work on a group of another backend (e.g. gloo) when it is the
+default group: equarx then sets up its communicator through the default group's store at the
+first call (every rank must make that first call).
 """
+
+import atexit
+import contextlib
+import datetime
+import itertools
+import queue
+import sys
+import threading
+import traceback
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
-from . import codec as _codec
+from . import bootstrap as _bootstrap
+from .collectives import canonical_options, wire_bytes_per_rank as _wire_bytes_per_rank
 from ._arrays import BFLOAT16
 from .errors import DTypeError, InvalidArgumentError, LayoutError, MismatchError, UnsupportedError
 
-_TORCH_TO_NP = {torch.float32: np.dtype(np.float32), torch.float16: np.dtype(np.float16)}
-_RAW = {"float32": "raw_f32", "float16": "raw_f16", "bfloat16": "raw_bf16"}
-_CODECS = ("int8", "int4", "fp8_e4m3", "fp8_e5m2")
-_STREAM_AG = 1 << 60  # the C++ HopWire stream of the owner's all-gather encode (phase 1)
+BACKEND = "equarx"
+_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_C10D = torch._C._distributed_c10d
 
 
 def _numpy_view(t, what):
@@ -50,206 +57,367 @@ def _numpy_view(t, what):
     if not isinstance(t, torch.Tensor):
         raise LayoutError(f"{what} must be a torch.Tensor, got {type(t).__name__}")
     if t.device.type != "cpu":
-        raise UnsupportedError(f"{what} is on {t.device}; equarx.torch works on CPU tensors "
-                               "(gloo); use torch.distributed.all_reduce on GPUs")
+        raise UnsupportedError(f"{what} is on {t.device}; the equarx backend works on CPU tensors "
+                               "(use NCCL for GPU tensors)")
     if not t.is_contiguous():
         raise LayoutError(f"{what} is not contiguous (pass {what}.contiguous())")
+    if t.dtype not in _DTYPES:
+        raise DTypeError(f"{what} has dtype {t.dtype}; equarx sums float32, bfloat16 or float16 "
+                         f"(got {str(t.dtype).replace('torch.', '')})")
     flat = t.detach().reshape(-1)
     if t.dtype == torch.bfloat16:
         if BFLOAT16 is None:
             raise DTypeError("bfloat16 tensors need the ml_dtypes package")
         return flat.view(torch.int16).numpy().view(BFLOAT16)
-    if t.dtype not in _TORCH_TO_NP:
-        raise DTypeError(f"{what} has dtype {t.dtype}; equarx takes float32, bfloat16 or float16")
     return flat.numpy()
 
 
-def _shard(count, block, parts, i):
-    """Part i of `parts` of [0, count) in whole blocks (the library's SplitBlocks)."""
-    nb = (count + block - 1) // block
-    b0, b1 = i * nb // parts, (i + 1) * nb // parts
-    begin = min(b0 * block, count)
-    return begin, max(min(b1 * block, count) - begin, 0)
+def _residual_array(residual, count):
+    if residual is None:
+        return None
+    if isinstance(residual, torch.Tensor):
+        if residual.dtype != torch.float32 or residual.device.type != "cpu" or not residual.is_contiguous():
+            raise InvalidArgumentError("residual must be a contiguous CPU float32 tensor or numpy array")
+        residual = residual.detach().reshape(-1).numpy()
+    if not isinstance(residual, np.ndarray):
+        raise InvalidArgumentError(f"residual must be a float32 tensor or numpy array, got {type(residual).__name__}")
+    if residual.size != count:
+        raise InvalidArgumentError(f"residual has {residual.size} elements, the tensor {count}")
+    return residual
 
 
-def _add_loss(residual, exact, got):
-    """residual += exact - f32(got) where finite (error feedback, as codec::AccumulateLoss)."""
-    d = exact - got.astype(np.float32)
-    residual += np.where(np.isfinite(d), d, np.float32(0))
+class _Worker:
+    """One thread that makes a communicator's calls in submission order (a Communicator takes
+    one caller thread)."""
+
+    def __init__(self, name):
+        self._q = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while True:
+            job = self._q.get()
+            if job is None:
+                return
+            job.run()
+
+    def submit(self, job):
+        self._q.put(job)
+        return job
+
+    def close(self):
+        self._q.put(None)
+        self._thread.join()
 
 
-class _Wire:
-    """One phase's wire: a codec with its block and rounding, or the raw dtype."""
+class _Job:
+    def __init__(self, fn, tensor):
+        self._fn, self.tensor = fn, tensor
+        self.done = threading.Event()
+        self.error = None
+        self.future = torch.futures.Future()
 
-    def __init__(self, fmt, block, rounding, seed):
-        self.fmt, self.block, self.rounding, self.seed = fmt, block, rounding, seed
-
-    def encode(self, x, stream, offset):
-        return _codec.encode(x, self.fmt, self.block, rounding=self.rounding, seed=self.seed,
-                             stream=stream, offset=offset)
-
-    def decode(self, wire, n, dtype=np.float32):
-        return _codec.decode(wire, (n,), self.fmt, self.block, dtype=dtype)
-
-    def nbytes(self, n):
-        return _codec.wire_bytes(n, self.fmt, self.block)
-
-
-_DESCRIPTOR = ("count", "dtype", "codec", "block", "phases", "rounding", "seed (low bits)",
-               "seed (high bits)")
-
-
-def _check_agreement(values, group, n):
-    """Every rank's call descriptor against rank 0's, with one small all_gather: a mismatch
-    raises MismatchError on every rank (instead of a hang or garbage inside all_to_all)."""
-    mine = torch.tensor(values, dtype=torch.int64)
-    every = [torch.empty_like(mine) for _ in range(n)]
-    dist.all_gather(every, mine, group=group)
-    ref = every[0].tolist()
-    for q in range(1, n):
-        got = every[q].tolist()
-        for name, a, b in zip(_DESCRIPTOR, got, ref):
-            if a != b:
-                raise MismatchError(f"ranks disagree: rank {q} passes {name} {a} (rank 0 has {b})")
-
-
-def all_reduce(tensor, group=None, *, codec="int8", block=64, phases="rs+ag", rounding="nearest",
-               seed=0, residual=None, average=False, validate=True, rotation="none"):
-    """Sums `tensor` over the ranks of `group` in place (returns it) with equarx's quantized
-    two-shot AllReduce; every rank calls it with the same shape, dtype and options.
-
-    residual: error feedback (float32 numpy array or tensor of tensor.numel() elements, updated
-    in place). average: divide the result by the group size afterwards (what DDP wants).
-    validate: first compare every rank's count, dtype and options (one all_gather of 8
-    integers); a difference raises MismatchError on every rank. Without it, ranks that
-    disagree fail inside the process group's collectives or return garbage.
-    rotation: only "none" here. This module runs two_shot in Python over gloo's collectives
-    and has no rotation (the C++ library's default for int8/int4 is "hadamard"; equarx.allreduce
-    and equarx.jax.psum have it). Pass rotation="none" to the C++ calls you compare with.
-    """
-    x = _numpy_view(tensor, "tensor")
-    if rotation != "none":
-        raise InvalidArgumentError(
-            f"rotation {rotation!r} is not available in equarx.torch (two_shot in Python over gloo, "
-            "no rotation); only 'none'. equarx.allreduce and equarx.jax.psum rotate")
-    if codec not in _CODECS:
-        raise InvalidArgumentError(f"unknown codec {codec!r} (valid: {', '.join(_CODECS)})")
-    if phases not in ("rs", "ag", "rs+ag"):
-        raise InvalidArgumentError(f"unknown phases {phases!r} (valid: rs, ag, rs+ag)")
-    if rounding not in ("nearest", "stochastic"):
-        raise InvalidArgumentError(f"unknown rounding {rounding!r} (valid: nearest, stochastic)")
-    if rounding == "stochastic" and codec not in ("int8", "int4"):
-        raise InvalidArgumentError(f"stochastic rounding needs int8 or int4, not {codec}")
-    if not isinstance(block, (int, np.integer)) or not 16 <= block <= 4096:
-        raise InvalidArgumentError(f"block size {block} is out of range [16, 4096]")
-    if not 0 <= int(seed) < 1 << 64:
-        raise InvalidArgumentError("seed must be in [0, 2^64)")
-    res = None
-    if residual is not None:
-        res = _numpy_view(residual, "residual") if isinstance(residual, torch.Tensor) else residual
-        if not isinstance(res, np.ndarray) or res.dtype != np.float32 or not res.flags.c_contiguous:
-            raise InvalidArgumentError("residual must be a contiguous float32 array or tensor")
-        if res.size != x.size:
-            raise InvalidArgumentError(f"residual has {res.size} elements but the tensor has {x.size}")
-        res = res.reshape(-1)
-    n = dist.get_world_size(group)
-    r = dist.get_rank(group)
-    count = x.size
-    if validate and n > 1:
-        seed = int(seed)
-        _check_agreement([count, list(_RAW).index(x.dtype.name), _CODECS.index(codec), int(block),
-                          ("rs", "ag", "rs+ag").index(phases), int(rounding == "stochastic"),
-                          seed & 0xFFFFFFFF, seed >> 32], group, n)
-    if n == 1 or count == 0:
-        if res is not None and count:
-            s = x.astype(np.float32) + res
-            x[...] = s.astype(x.dtype)
-            res[...] = 0
-            _add_loss(res, s, x)
-        return tensor
-
-    raw = _Wire(_RAW[x.dtype.name], block, "nearest", 0)
-    quant = _Wire(codec, block, rounding, int(seed))
-    rs = raw if phases == "ag" else quant
-    ag = raw if phases == "rs" else quant
-    shards = [_shard(count, block, n, c) for c in range(n)]
-
-    # The contribution: the tensor, or with error feedback tensor + residual in f32.
-    local = x
-    if res is not None:
-        local = x.astype(np.float32) + res
-        res[...] = 0
-
-    # Reduce-scatter: each shard c != r encoded once (stream = this rank, as the C++ HopWire
-    # of phase 0) and sent to its owner.
-    parts, in_splits = [], []
-    for c in range(n):
-        b, k = shards[c]
-        if c == r or k == 0:
-            in_splits.append(0)
-            continue
-        w = rs.encode(local[b:b + k], stream=r, offset=b)
-        if res is not None:
-            _add_loss(res[b:b + k], local[b:b + k], rs.decode(w, k))
-        parts.append(w)
-        in_splits.append(w.size)
-    send = torch.from_numpy(np.concatenate(parts) if parts else np.zeros(0, np.uint8))
-    ob, ok = shards[r]
-    out_splits = [0 if q == r else rs.nbytes(ok) for q in range(n)]
-    recv = torch.empty(sum(out_splits), dtype=torch.uint8)
-    dist.all_to_all_single(recv, send, out_splits, in_splits, group=group)
-    rbuf = recv.numpy()
-
-    # The owner's sum in rank order 0..N-1, in f32 (the C++ two_shot order).
-    acc = None
-    pos = 0
-    for q in range(n):
-        if q == r:
-            v = local[ob:ob + ok].astype(np.float32)
+    def run(self):
+        try:
+            self._fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiter
+            # Keep the traceback's lines but not its frames' locals (the communicator and the
+            # tensors), which would otherwise live as long as the work object.
+            traceback.clear_frames(e.__traceback__)
+            self.error = e
+        # The future first: a waiter released by `done` may look at it at once.
+        if self.error is None:
+            self.future.set_result([self.tensor])
         else:
-            v = rs.decode(rbuf[pos:pos + out_splits[q]], ok)
-            pos += out_splits[q]
-        acc = v if acc is None else acc + v
+            self.future.set_exception(self.error)
+        self.done.set()
 
-    # All-gather: the owner's bytes, encoded once, padded to the largest shard's size.
-    width = max(ag.nbytes(k) for _, k in shards)
-    own = np.zeros(width, np.uint8)
-    if ok:
-        w = ag.encode(acc, stream=_STREAM_AG | r, offset=ob)
-        own[:w.size] = w
-    gathered = [torch.empty(width, dtype=torch.uint8) for _ in range(n)]
-    dist.all_gather(gathered, torch.from_numpy(own), group=group)
-    for q in range(n):
-        b, k = shards[q]
-        if k:
-            x[b:b + k] = ag.decode(gathered[q].numpy()[:ag.nbytes(k)], k, dtype=x.dtype)
-    if res is not None and ok:
-        _add_loss(res[ob:ob + ok], acc, x[ob:ob + ok])
-    if average:
-        tensor.div_(n)
+    def wait(self):
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return True
+
+
+_live = []  # every _Communicator, closed at exit (their threads hold native objects)
+_live_lock = threading.Lock()
+
+
+class _Communicator:
+    """An equarx communicator of a torch group, its worker thread and its default options."""
+
+    def __init__(self, comm, timeout):
+        self.comm = comm
+        self.worker = _Worker(f"equarx-rank{comm.rank}")
+        with _live_lock:
+            _live.append(self)
+        self.defaults = {}
+        self.timeout_ms = max(1, int(timeout.total_seconds() * 1000)) if timeout is not None else None
+
+    def submit(self, tensor, op, residual, options):
+        x = _numpy_view(tensor, "tensor")
+        res = _residual_array(residual, x.size)
+        opts = dict(self.defaults)
+        opts.update({k: v for k, v in options.items() if v is not None})
+        if self.timeout_ms is not None:
+            opts.setdefault("timeout_ms", self.timeout_ms)
+        canonical_options(**opts)  # bad names and values raise here, on the caller's thread
+        if op not in (dist.ReduceOp.SUM, _AVG):
+            raise UnsupportedError(f"the equarx backend's all_reduce sums (ReduceOp.SUM or AVG), got {op}")
+        average = op == _AVG and op is not None
+        n = self.comm.size
+
+        def call():
+            self.comm.allreduce(x, out=x, residual=res, **opts)
+            if average:
+                tensor.div_(n)
+
+        return self.worker.submit(_Job(call, tensor))
+
+
+    def close(self):
+        """Finishes the queued calls, stops the thread and drops the native communicator."""
+        if self.comm is not None:
+            self.worker.close()
+            self.comm = None
+
+
+@atexit.register
+def _close_all():
+    with _live_lock:
+        live = list(_live)
+        _live.clear()
+    for c in live:
+        c.close()
+
+
+_AVG = getattr(dist.ReduceOp, "AVG", None)
+
+
+class _Work(_C10D.Work):
+    """A torch work object over an equarx call."""
+
+    def __init__(self, job):
+        super().__init__()
+        self._job = job
+
+    def is_completed(self):
+        return self._job.done.is_set()
+
+    def is_success(self):
+        return self._job.done.is_set() and self._job.error is None
+
+    def exception(self):
+        return self._job.error
+
+    def wait(self, timeout=None):  # noqa: ARG002 - the call's own deadline (timeout_ms) bounds it
+        return self._job.wait()
+
+    def get_future(self):
+        return self._job.future
+
+    def result(self):
+        self._job.wait()
+        return [self._job.tensor]
+
+
+def _work(job, caller=None):
+    """The work object of a submitted call.
+
+    Python callers (dist.all_reduce, user code) get _Work, whose wait() raises the call's
+    error. C++ callers (DDP's reducer, reached through autograd) call getFuture() on it, which
+    torch 1.13 does not let a Python work object override: they get torch's own
+    future-wrapping work, whose future carries the error (the reducer raises it from the
+    backward pass); its wait() would not raise, which is why Python callers never get it.
+    Who called is told by the innermost Python frame: C++ machinery runs under torch.autograd
+    or torch.nn."""
+    make = getattr(_C10D, "_create_work_from_future", None)
+    module = caller.f_globals.get("__name__", "") if caller is not None else ""
+    if make is not None and module.startswith(("torch.autograd", "torch.nn.")):
+        return make(job.future)
+    return _Work(job)
+
+
+class ProcessGroupEquarx(_C10D.ProcessGroup):
+    """The "equarx" backend: all_reduce through equarx, everything else through gloo."""
+
+    def __init__(self, store, rank, size, timeout):
+        super().__init__(rank, size)
+        self._timeout = timeout
+        self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, size, timeout)
+        comm = _bootstrap.from_store(dist.PrefixStore("equarx", store), rank, size, prefix="setup",
+                                     timeout=timeout.total_seconds())
+        self._equarx = _Communicator(comm, timeout)
+
+    def getBackendName(self):  # noqa: N802 - torch's name
+        return BACKEND
+
+    @property
+    def equarx_communicator(self):
+        """The equarx.collectives.Communicator under this group."""
+        return self._equarx.comm
+
+    def allreduce(self, tensors, opts=None):
+        if isinstance(tensors, torch.Tensor):
+            tensors = [tensors]
+        if len(tensors) != 1:
+            raise UnsupportedError(f"the equarx backend reduces one tensor per call, got {len(tensors)}")
+        op = getattr(opts, "reduceOp", opts) if opts is not None else dist.ReduceOp.SUM
+        return _work(self._equarx.submit(tensors[0], op, None, {}), sys._getframe(1))
+
+    # Everything else: gloo over the same store.
+    def allreduce_coalesced(self, *args, **kwargs):
+        return self._gloo.allreduce_coalesced(*args, **kwargs)
+
+    def broadcast(self, *args, **kwargs):
+        return self._gloo.broadcast(*args, **kwargs)
+
+    def barrier(self, *args, **kwargs):
+        return self._gloo.barrier(*args, **kwargs)
+
+    def allgather(self, *args, **kwargs):
+        return self._gloo.allgather(*args, **kwargs)
+
+    def _allgather_base(self, *args, **kwargs):
+        return self._gloo._allgather_base(*args, **kwargs)
+
+    def allgather_coalesced(self, *args, **kwargs):
+        return self._gloo.allgather_coalesced(*args, **kwargs)
+
+    def gather(self, *args, **kwargs):
+        return self._gloo.gather(*args, **kwargs)
+
+    def scatter(self, *args, **kwargs):
+        return self._gloo.scatter(*args, **kwargs)
+
+    def reduce(self, *args, **kwargs):
+        return self._gloo.reduce(*args, **kwargs)
+
+    def reduce_scatter(self, *args, **kwargs):
+        return self._gloo.reduce_scatter(*args, **kwargs)
+
+    def _reduce_scatter_base(self, *args, **kwargs):
+        return self._gloo._reduce_scatter_base(*args, **kwargs)
+
+    def alltoall(self, *args, **kwargs):
+        return self._gloo.alltoall(*args, **kwargs)
+
+    def alltoall_base(self, *args, **kwargs):
+        return self._gloo.alltoall_base(*args, **kwargs)
+
+    def send(self, *args, **kwargs):
+        return self._gloo.send(*args, **kwargs)
+
+    def recv(self, *args, **kwargs):
+        return self._gloo.recv(*args, **kwargs)
+
+    def recv_anysource(self, *args, **kwargs):
+        return self._gloo.recv_anysource(*args, **kwargs)
+
+    def monitored_barrier(self, *args, **kwargs):
+        return self._gloo.monitored_barrier(*args, **kwargs)
+
+
+def _create(*args):
+    """register_backend's creator: (store, rank, size, timeout) in torch 1.13; torch 2.x may
+    pass a trailing options object."""
+    store, rank, size, timeout = args[:4]
+    return ProcessGroupEquarx(store, rank, size, timeout)
+
+
+def _register():
+    if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}) or hasattr(dist.Backend, BACKEND.upper()):
+        return
+    try:
+        dist.Backend.register_backend(BACKEND, _create, devices=["cpu"])
+    except TypeError:  # torch < 2.0: no devices
+        dist.Backend.register_backend(BACKEND, _create)
+
+
+_register()
+
+# Communicators of groups of other backends (the default group), made through the default
+# store at their first call.
+_side = {}
+_side_lock = threading.Lock()
+_side_count = itertools.count()
+
+
+def _communicator(group):
+    """The _Communicator that serves `group` (None: the default group)."""
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if isinstance(pg, ProcessGroupEquarx):
+        return pg._equarx
+    with _side_lock:
+        c = _side.get(id(pg))
+        if c is not None and c[0] is pg:
+            return c[1]
+    if group is not None and group is not dist.distributed_c10d._get_default_group():
+        raise UnsupportedError("equarx.torch.all_reduce runs on an 'equarx' process group, or on the default "
+                               "group of another backend; for other groups create them with backend='equarx'")
+    store = dist.distributed_c10d._get_default_store()
+    timeout = getattr(dist.distributed_c10d, "default_pg_timeout", datetime.timedelta(minutes=30))
+    comm = _bootstrap.from_store(store, pg.rank(), pg.size(), prefix=f"equarx-side/{next(_side_count)}",
+                                 timeout=timeout.total_seconds())
+    c = _Communicator(comm, None)
+    with _side_lock:
+        _side[id(pg)] = (pg, c)
+    return c
+
+
+def options(group=None, **opts):
+    """Sets the AllReduce options of `group` (None: the default group) for every later
+    ``dist.all_reduce`` on it; returns a context manager that restores the previous ones on
+    exit. Options are validated here (InvalidArgumentError names the valid choices)."""
+    canonical_options(**opts)
+    c = _communicator(group)
+    before = dict(c.defaults)
+    c.defaults.update({k: v for k, v in opts.items() if v is not None})
+
+    @contextlib.contextmanager
+    def restore():
+        try:
+            yield
+        finally:
+            c.defaults.clear()
+            c.defaults.update(before)
+
+    return restore()
+
+
+def all_reduce(tensor, group=None, *, op=None, async_op=False, residual=None, average=False, **opts):
+    """Sums `tensor` in place over `group` with equarx (like dist.all_reduce), with per-call
+    options. residual: this rank's float32 error-feedback array (tensor or numpy, the
+    tensor's size, zeros at first; updated in place); average or op=ReduceOp.AVG divides the
+    sum by the group's size. Returns a work object if async_op, else the tensor."""
+    if op is None:
+        op = _AVG if average and _AVG is not None else dist.ReduceOp.SUM
+    c = _communicator(group)
+    if average and _AVG is None:
+        job = c.submit(tensor, dist.ReduceOp.SUM, residual, opts)
+        job = c.worker.submit(_Job(lambda: tensor.div_(c.comm.size), tensor))
+    else:
+        job = c.submit(tensor, op, residual, opts)
+    if async_op:
+        return _work(job)
+    job.wait()
     return tensor
 
 
-def wire_bytes_per_rank(count, ranks, *, codec="int8", block=64, phases="rs+ag", dtype=torch.float32):
-    """Bytes one rank sends in all_reduce (reduce-scatter + padded all-gather)."""
-    name = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}[dtype]
-    raw = _RAW[name]
-    rs_fmt = raw if phases == "ag" else codec
-    ag_fmt = raw if phases == "rs" else codec
-    shards = [_shard(count, block, ranks, c)[1] for c in range(ranks)]
-    width = max(_codec.wire_bytes(k, ag_fmt, block) for k in shards)
-    mean_rs = sum(_codec.wire_bytes(k, rs_fmt, block) for k in shards) * (ranks - 1) / ranks
-    return mean_rs + (ranks - 1) * width
+def wire_bytes_per_rank(count, ranks, *, dtype=torch.float32, **opts):
+    """Bytes one rank sends in all_reduce of `count` elements of `dtype` with these options."""
+    return _wire_bytes_per_rank(count, _DTYPES[dtype], ranks, **opts)
 
 
 class HookState:
-    """State of `allreduce_hook` for one DDP model: options, per-bucket residuals (error
-    feedback), the step count (a new stochastic-rounding seed per step) and bytes sent."""
+    """State of `allreduce_hook` for one DDP model: the group, options, per-bucket residuals
+    (error feedback), the step count (a new stochastic-rounding seed per step) and bytes sent."""
 
-    def __init__(self, group=None, *, codec="int8", block=64, phases="rs+ag", rounding="nearest",
-                 seed=0, error_feedback=False):
+    def __init__(self, group=None, *, seed=0, error_feedback=False, **opts):
+        canonical_options(**opts)
         self.group = group
-        self.options = dict(codec=codec, block=block, phases=phases, rounding=rounding)
+        self.options = opts
         self.seed = int(seed)
         self.error_feedback = bool(error_feedback)
         self.residuals = {}
@@ -258,10 +426,10 @@ class HookState:
 
 
 def allreduce_hook(state, bucket):
-    """DDP communication hook: averages the bucket's gradients with equarx.torch.all_reduce.
+    """DDP communication hook: averages the bucket's gradients with equarx (asynchronously:
+    DDP goes on with the backward pass while the worker thread reduces the bucket).
 
-    ``model.register_comm_hook(HookState(...), allreduce_hook)``. Runs synchronously and returns
-    a completed future (gloo on CPU has no stream to overlap on).
+    ``model.register_comm_hook(HookState(...), allreduce_hook)``.
     """
     t = bucket.buffer()
     res = None
@@ -270,16 +438,14 @@ def allreduce_hook(state, bucket):
         res = state.residuals.get(key)
         if res is None or res.size != t.numel():
             res = state.residuals[key] = np.zeros(t.numel(), np.float32)
-    seed = (state.seed * 1000003 + state.step * 1009 + bucket.index()) % (1 << 64)
-    all_reduce(t, state.group, seed=seed, residual=res, average=True, **state.options)
-    n = dist.get_world_size(state.group)
-    state.bytes_sent += int(wire_bytes_per_rank(t.numel(), n, dtype=t.dtype, **{
-        k: state.options[k] for k in ("codec", "block", "phases")}))
+    seed = (state.seed * 1000003 + state.step * 1009 + bucket.index()) % (1 << 63)
+    work = all_reduce(t, state.group, seed=seed, residual=res, average=True, async_op=True, **state.options)
+    n = _communicator(state.group).comm.size
+    state.bytes_sent += int(wire_bytes_per_rank(t.numel(), n, dtype=t.dtype, **state.options))
     if bucket.is_last():
         state.step += 1
-    fut = torch.futures.Future()
-    fut.set_result(t)
-    return fut
+    return work.get_future().then(lambda f: f.value()[0])
 
 
-__all__ = ["all_reduce", "allreduce_hook", "HookState", "wire_bytes_per_rank"]
+__all__ = ["BACKEND", "ProcessGroupEquarx", "all_reduce", "allreduce_hook", "HookState", "options",
+           "wire_bytes_per_rank"]

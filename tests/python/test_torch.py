@@ -1,12 +1,17 @@
-"""equarx.torch on real gloo process groups (2-4 processes on 127.0.0.1, torch_worker.py).
+"""equarx.torch: the "equarx" torch.distributed backend and the DDP hook, in real
+multi-process jobs (2-4 processes on 127.0.0.1, torch_worker.py).
 
-- all_reduce is bitwise equal to the C++ two_shot AllReduce (equarx.allreduce) on the same
-  inputs and options, on every rank: codecs, phases, bf16, stochastic rounding, tiny tensors;
-- error feedback: the residuals carry what quantization lost (C++ in-process group as oracle,
-  bitwise) over several calls;
-- the DDP hook trains: every rank ends with bitwise identical weights and the loss falls;
-- bad arguments raise the library's exceptions, shapes or options that differ between ranks
-  raise MismatchError on every rank, and the group stays usable.
+- dist.all_reduce through the backend (options set per group) and equarx.torch.all_reduce
+  (options per call) are bitwise equal to the C++ AllReduce (equarx.allreduce, in-process) on
+  the same inputs and options, on every rank: codecs, phases, algorithms, rotation, scale
+  formats, f32/bf16/f16, stochastic rounding, tiny tensors; AVG; async work in order; the other
+  collectives through gloo;
+- error feedback: the residuals carry what quantization lost (C++ in-process group as oracle);
+- the DDP hook trains on the equarx backend and on a gloo default group, ranks bitwise equal;
+- bad arguments raise the library's exceptions; shapes, dtypes or options that differ between
+  ranks raise MismatchError on every rank, and the group stays usable;
+- a killed rank makes every survivor raise within the group's timeout;
+- the store bootstrap with a wrong world size fails clearly on every rank.
 
 Runs where torch is importable (scripts/test_python.sh runs it in .venv-torch, Debian's CPU
 build of PyTorch); EQUARX_REQUIRE_TORCH=1 or CI=true turns the skip into a failure.
@@ -40,43 +45,66 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_group(scenario, world, tmp_path):
+def run_group(scenario, world, tmp_path, env=None, limit=240):
     port = str(free_port())
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
     procs = [subprocess.Popen([sys.executable, str(HERE / "torch_worker.py"), scenario, str(r), str(world),
                                port, str(tmp_path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True) for r in range(world)]
     outs = []
     for p in procs:
         try:
-            outs.append(p.communicate(timeout=240)[0])
+            outs.append(p.communicate(timeout=limit)[0])
         except subprocess.TimeoutExpired:
             for q in procs:
                 q.kill()
-            pytest.fail(f"{scenario}: a rank did not finish in 240 s")
+            pytest.fail(f"{scenario}: a rank did not finish in {limit} s")
     for r, (p, o) in enumerate(zip(procs, outs)):
         assert p.returncode == 0, f"rank {r} of {scenario} failed:\n{o}"
+        assert "leaked" not in o, f"rank {r} of {scenario}:\n{o}"
 
 
 def load(tmp_path, scenario, r, name):
     return np.load(tmp_path / f"{scenario}_r{r}_{name}.npy")
 
 
+def messages(tmp_path, scenario, r):
+    return dict(l.split(": ", 1) for l in (tmp_path / f"{scenario}_r{r}.txt").read_text().splitlines())
+
+
+def cpp_inputs(cfg, world):
+    dt = {"bfloat16": BFLOAT16, "float16": np.float16, "float32": np.float32}[cfg["dtype"]]
+    return [np.random.default_rng(100 + r).standard_normal(cfg["count"]).astype(np.float32).astype(dt)
+            for r in range(world)]
+
+
+def same_bits(a, b):
+    return np.array_equal(np.asarray(a, np.float32).view(np.uint32), np.asarray(b, np.float32).view(np.uint32))
+
+
 @pytest.mark.parametrize("world", [2, 3, 4])
-def test_bitwise_equal_to_cpp_two_shot(world, tmp_path):
+def test_backend_is_bitwise_equal_to_cpp(world, tmp_path):
     import torch_worker_configs as cfgs
     run_group("bitwise", world, tmp_path)
     for i, cfg in enumerate(cfgs.CONFIGS):
-        dt = BFLOAT16 if cfg["dtype"] == "bfloat16" else np.float32
-        xs = [np.random.default_rng(100 + r).standard_normal(cfg["count"]).astype(np.float32).astype(dt)
-              for r in range(world)]
         opts = {k: v for k, v in cfg.items() if k not in ("dtype", "count")}
-        # equarx.torch has no rotation: compare with the C++ schedule without it.
-        want = equarx.allreduce(xs, algorithm="two_shot", block=64, rotation="none",
-                                **opts)[0].astype(np.float32)
+        want = equarx.allreduce(cpp_inputs(cfg, world), **opts)[0].astype(np.float32)
         for r in range(world):
-            got = load(tmp_path, "bitwise", r, f"c{i}")
-            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (cfg, r)
+            assert same_bits(load(tmp_path, "bitwise", r, f"c{i}"), want), (cfg, r, "dist.all_reduce")
+            assert same_bits(load(tmp_path, "bitwise", r, f"p{i}"), want), (cfg, r, "et.all_reduce")
+    cfg = cfgs.CONFIGS[1]
+    opts = {k: v for k, v in cfg.items() if k not in ("dtype", "count")}
+    xs = cpp_inputs(cfg, world)
+    s = equarx.allreduce(xs, **opts)[0]
+    for r in range(world):
+        assert same_bits(load(tmp_path, "bitwise", r, "avg"), s / np.float32(world)), r
+        for k in range(4):
+            want = equarx.allreduce([x * np.float32(k + 1) for x in xs], **opts)[0]
+            assert same_bits(load(tmp_path, "bitwise", r, f"async{k}"), want), (r, k)
+        fb = load(tmp_path, "bitwise", r, "fallback")
+        assert fb[0] == 5.0 and np.array_equal(fb[1:1 + 3 * world], np.repeat(np.arange(world), 3)), fb
+        assert np.array_equal(fb[1 + 3 * world:], np.arange(world)), fb
+        assert load(tmp_path, "bitwise", r, "backend")[0] == 1.0
 
 
 def test_error_feedback_matches_cpp(tmp_path):
@@ -86,26 +114,26 @@ def test_error_feedback_matches_cpp(tmp_path):
     g = equarx.InProcessGroup(world)
     res = [np.zeros(6001, np.float32) for _ in range(world)]
     for k in range(3):
-        want = g.allreduce(xs, algorithm="two_shot", codec="int4", block=64, rotation="none",
-                           residuals=res)
+        want = g.allreduce(xs, algorithm="two_shot", codec="int4", residuals=res)
         for r in range(world):
-            assert np.array_equal(load(tmp_path, "feedback", r, f"y{k}").view(np.uint32), want[r].view(np.uint32)), (k, r)
-            assert np.array_equal(load(tmp_path, "feedback", r, f"res{k}").view(np.uint32), res[r].view(np.uint32)), (k, r)
+            assert same_bits(load(tmp_path, "feedback", r, f"y{k}"), want[r]), (k, r)
+            assert same_bits(load(tmp_path, "feedback", r, f"res{k}"), res[r]), (k, r)
     # The residuals are not zero: they hold what int4 lost.
     assert max(float(np.abs(x).max()) for x in res) > 1e-3
 
 
-def test_ddp_hook_trains_and_ranks_agree(tmp_path):
+@pytest.mark.parametrize("scenario", ["hook", "gloo_side"])
+def test_ddp_hook_trains_and_ranks_agree(scenario, tmp_path):
     world = 4
-    run_group("hook", world, tmp_path)
-    p0 = load(tmp_path, "hook", 0, "params")
+    run_group(scenario, world, tmp_path)
+    p0 = load(tmp_path, scenario, 0, "params")
     for r in range(1, world):
-        assert np.array_equal(load(tmp_path, "hook", r, "params").view(np.uint32), p0.view(np.uint32)), r
-    losses, base = load(tmp_path, "hook", 0, "losses"), load(tmp_path, "hook", 0, "base_losses")
+        assert same_bits(load(tmp_path, scenario, r, "params"), p0), r
+    losses, base = load(tmp_path, scenario, 0, "losses"), load(tmp_path, scenario, 0, "base_losses")
     # It learns, and about as well as with the exact f32 AllReduce.
     assert losses[-5:].mean() < 0.5 * losses[:3].mean(), losses
     assert abs(losses[-5:].mean() - base[-5:].mean()) < 0.1 * base[:3].mean(), (losses, base)
-    sent, steps = load(tmp_path, "hook", 0, "bytes")
+    sent, steps = load(tmp_path, scenario, 0, "bytes")
     assert steps == 40 and sent > 0
 
 
@@ -113,20 +141,45 @@ def test_bad_arguments_and_mismatches(tmp_path):
     world = 2
     run_group("errors", world, tmp_path)
     for r in range(world):
-        lines = dict(l.split(": ", 1) for l in (tmp_path / f"errors_r{r}.txt").read_text().splitlines())
-        assert lines["shape"].startswith("MismatchError: ranks disagree: rank 1 passes count 101 (rank 0 has 100)"), lines
-        assert lines["codec"].startswith("MismatchError: ranks disagree: rank 1 passes codec"), lines
-        assert lines["dtype"].startswith("DTypeError:") and "float64" in lines["dtype"], lines
-        assert lines["layout"].startswith("LayoutError:") and "contiguous" in lines["layout"], lines
-        assert lines["badcodec"].startswith("InvalidArgumentError:") and "int3" in lines["badcodec"], lines
-        assert lines["sr_fp8"].startswith("InvalidArgumentError: stochastic rounding needs int8 or int4"), lines
-        assert lines["residual"].startswith("InvalidArgumentError: residual has 7 elements"), lines
-        assert lines["after"] == "3.0", lines
+        m = messages(tmp_path, "errors", r)
+        assert m["shape"].startswith("MismatchError: ranks disagree: rank 1 passes count 101 (rank 0 has 100)"), m
+        assert m["dtype_mismatch"].startswith("MismatchError: ranks disagree"), m
+        assert m["codec"].startswith("MismatchError: ranks disagree: rank 1 passes codec"), m
+        assert m["dtype"].startswith("DTypeError:") and "float64" in m["dtype"], m
+        assert m["layout"].startswith("LayoutError:") and "contiguous" in m["layout"], m
+        assert m["op"].startswith("UnsupportedError:") and "SUM" in m["op"], m
+        assert m["badcodec"].startswith("InvalidArgumentError:") and "int3" in m["badcodec"], m
+        assert m["badoption"].startswith("InvalidArgumentError:") and "codecs" in m["badoption"], m
+        assert m["sr_fp8"].startswith("InvalidArgumentError:") and "stochastic rounding needs int8 or int4" in m["sr_fp8"], m
+        assert m["residual"].startswith("InvalidArgumentError: residual has 7 elements"), m
+        assert m["two_tensors"].startswith("UnsupportedError:") and "one tensor" in m["two_tensors"], m
+        assert m["after"] == "3.0", m
 
 
-def test_wire_bytes_per_rank_matches_the_codec():
+def test_a_killed_rank_makes_every_survivor_raise_in_time(tmp_path):
+    world = 3
+    run_group("kill", world, tmp_path, env={"WORKER_TIMEOUT_S": "10"}, limit=120)
+    for r in range(world - 1):
+        m = messages(tmp_path, "kill", r)
+        assert m["dead"].startswith(("RemoteError:", "CollectiveTimeoutError:")), m
+        assert float(m["seconds"]) < 10.0 + 2.0, m
+        # The group refuses later calls with the same error, at once.
+        assert m["later"].startswith(("RemoteError:", "CollectiveTimeoutError:")), m
+
+
+def test_store_bootstrap_with_a_wrong_world_size_fails_clearly(tmp_path):
+    world = 3
+    run_group("bootstrap_size", world, tmp_path, limit=120)
+    for r in range(world - 1):
+        m = messages(tmp_path, "bootstrap_size", r)
+        assert m["size"].startswith("InvalidArgumentError:") and "world size differs" in m["size"], m
+    m = messages(tmp_path, "bootstrap_size", world - 1)
+    # The rank told one rank more waits for a card that never comes: the store's timeout.
+    assert m["size"].startswith("CollectiveTimeoutError:") and "world size is wrong" in m["size"], m
+
+
+def test_wire_bytes_per_rank_is_the_libraries():
     import equarx.torch as et
-    # 4 ranks, 4096 f32 values, int8 block 64: each shard 1024 values = 16 blocks;
-    # rs: 3 shards of 1024 int8 + 16 f32 scales each; ag: the same to 3 peers.
-    per_shard = equarx.codec.wire_bytes(1024, "int8", 64)
-    assert et.wire_bytes_per_rank(4096, 4, codec="int8", block=64) == 6 * per_shard
+    assert et.wire_bytes_per_rank(4096, 4, codec="int8", block=64, algorithm="two_shot") == \
+        equarx.wire_bytes_per_rank(4096, "float32", 4, codec="int8", block=64, algorithm="two_shot")
+    assert et.wire_bytes_per_rank(4096, 4, dtype=torch.bfloat16, algorithm="ring") == 2 * 3 * 1024 * 2 // 1

@@ -72,6 +72,7 @@ class PyComm {
 
 void BindCodec(nb::module_& m);
 void BindGroup(nb::module_& m);
+void BindBootstrap(nb::module_& m);
 #ifdef EQUARX_PY_HAVE_MPI
 void BindMpi(nb::module_& m);
 #endif
