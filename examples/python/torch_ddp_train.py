@@ -1,13 +1,14 @@
 """DDP training on 4 CPU ranks with equarx's compressed AllReduce as the communication hook.
 
     .venv-torch/bin/python examples/python/torch_ddp_train.py [--ranks 4] [--steps 400]
-        [--png docs/img/torch_ddp_loss.png] [--md out/torch_ddp.md]
+        [--png docs/img/torch_ddp_loss.png] [--md bench/results/torch_ddp/table.md]
 
 Task: a character-level language model on real English text (the GNU GPL v3, which every
 Debian system has at /usr/share/common-licenses/GPL-3): from the previous 16 characters
 predict the next one. Model: character embeddings (24) -> 384 -> 384 -> vocabulary, ~0.3 M
 parameters, trained with DistributedDataParallel over a gloo group of N processes (each rank
-its own batches), SGD with momentum. The same run, from the same weights and batches, once per
+its own batches), SGD with momentum; the hook (equarx.torch.allreduce_hook) sets up its
+equarx communicator through the gloo group's store. The same run, from the same weights and batches, once per
 gradient AllReduce:
 
   f32        torch.distributed's own AllReduce (exact)
@@ -82,7 +83,7 @@ def worker(rank, world, port, steps, outdir):
         ddp = torch.nn.parallel.DistributedDataParallel(net)
         state = None
         if opts is not None:
-            state = et.HookState(block=64, **opts)
+            state = et.HookState(algorithm="two_shot", block=64, rotation="none", **opts)
             ddp.register_comm_hook(state, et.allreduce_hook)
         opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
         rng = np.random.default_rng(1000 + rank)  # the same batches for every configuration
