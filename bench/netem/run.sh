@@ -31,6 +31,11 @@
 #             back this way): CMD gets FAULT_NS_MPIEXEC (an mpirun across the namespaces, to
 #             which the caller adds -np, the BTLs and the program), FAULT_NS_NP, FAULT_IFACE
 #             (the subnet, for Open MPI's *_if_include) and FAULT_SOCKET_IFNAME (eqx0)
+#   torch     bench/torch/allreduce_bench.py in .venv-torch (scripts/test_python.sh makes it):
+#             torch.distributed all_reduce through the "equarx" backend (int8 full_bidir and
+#             two_shot rs+ag, the unquantized ring; bf16 tensors) and gloo on f32 tensors of
+#             the same element count, interleaved in one launch; the ranks bootstrap through
+#             torch's TCPStore on host 0, not MPI (mpirun only starts the processes)
 #   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
 #             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
 # Output (--out DIR): rows.jsonl (every row, tagged hosts/rate/launch), rows.csv, raw/*.log,
@@ -48,7 +53,7 @@ usage: bench/netem/run.sh [options]
                       EQUARX_RANKS_PER_HOST=R (algorithm hierarchical); not with mpitest, mpifault,
                       faultmatrix or gemma3
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
-  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3 (default
+  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3 (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
@@ -155,6 +160,12 @@ for t in ip tc ethtool mpirun unshare timeout; do
   command -v $t >/dev/null || { echo "run.sh: $t not found" >&2; exit 2; }
 done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
+for c in ${CONFIGS//,/ }; do
+  case $c in
+    link|bf16|f32|mpi|mpi_ring|gloo|torch|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3) ;;
+    *) echo "run.sh: unknown config '$c' (see --help)" >&2; exit 2 ;;
+  esac
+done
 [[ $RPH =~ ^[0-9]+$ && $RPH -ge 1 && $RPH -le 16 ]] || { echo "run.sh: --ranks-per-host must be 1..16" >&2; exit 2; }
 [[ $THREADS =~ ^[0-9]+$ && $THREADS -ge 1 && $THREADS -le 64 ]] || { echo "run.sh: --threads must be 1..64" >&2; exit 2; }
 if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3; }; then
@@ -413,6 +424,13 @@ run_all_configs() {   # for the current topology and RATE
     launch gloo "$rate" "$OUT/bin/gloo-bench" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
       -w "$WARMUP" --store "$store" --iface eqx0 -J "$OUT/raw/${tag}_gloo.jsonl"
     rm -rf "$store"
+  fi
+  if has torch; then
+    local tpy="$REPO/.venv-torch/bin/python"
+    [[ -x $tpy ]] || { log "torch: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
+    launch torch "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$((29500 + RANDOM % 2000)) \
+      -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "$REPO/bench/torch/allreduce_bench.py" -b "$MINB" -e "$MAXB" \
+      -f "$FACTOR" -n "$ITERS" -w "$WARMUP" -J "$OUT/raw/${tag}_torch.jsonl"
   fi
   if has hier; then
     launch hier "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \

@@ -13,12 +13,19 @@ equarx group, one per call site, and every device gets a bitwise identical resul
 those of equarx.allreduce (algorithm, phases, codec, block, ...); ``algorithm="ring"`` is the
 unquantized ring (matches lax.psum up to float summation order).
 
+Several processes (``jax.distributed.initialize(...)`` with CPU devices, one or more local
+devices each): every device's rank of a psum group gets its own communicator, set up at its
+first call through JAX's distributed key-value store (equarx.bootstrap) and carried over
+equarx's own TCP connections (EQUARX_DATA_PATH: sockets, or host for shared memory between the
+ranks of one host). Every process must trace its psum call sites in the same order (as SPMD
+programs do): a call site's number is its order of tracing.
+
 Limits: CPU backend only (other backends raise UnsupportedError when traced); float32,
-bfloat16, float16; not differentiable (no JVP rule); one process (use equarx.from_mpi4py for
-multi-process jobs). Each traced call site keeps its communicators until
-``release_groups()``.
+bfloat16, float16; not differentiable (no JVP rule). Each traced call site keeps its
+communicators until ``release_groups()``.
 """
 
+import atexit
 import itertools
 import threading
 
@@ -28,6 +35,7 @@ import numpy as np
 from jax import lax
 
 from . import _core
+from . import bootstrap as _bootstrap
 from .collectives import allreduce
 from .errors import DTypeError, UnsupportedError
 
@@ -36,6 +44,25 @@ _registered = False
 _lock = threading.Lock()
 _sites = itertools.count(1)
 _DTYPES = (jnp.float32, jnp.bfloat16, jnp.float16)
+
+
+_SETUP_TIMEOUT_S = 120.0
+_generations = {}
+
+
+def _psum_exchange(site, group, rank, size):
+    """The set-up exchange of rank `rank` of psum group (site, group) in a multi-process job:
+    JAX's distributed key-value store, keys under equarx-psum/SITE/GROUP/GENERATION (a group
+    made again after release_groups() uses the next generation)."""
+    from jax._src import distributed
+    client = distributed.global_state.client
+    if client is None:
+        raise UnsupportedError("equarx.jax.psum across processes needs jax.distributed.initialize() first")
+    with _lock:
+        gen = _generations[(site, group, rank)] = _generations.get((site, group, rank), -1) + 1
+    set_bytes, get_bytes = _bootstrap.store_io(client)
+    return _bootstrap.StoreExchange(set_bytes, get_bytes, rank, size, f"equarx-psum/{site}/{group}/{gen}",
+                                    _SETUP_TIMEOUT_S)
 
 
 def _register():
@@ -48,6 +75,9 @@ def _register():
                 "this equarx build has no XLA FFI handler (jaxlib headers were not found when it "
                 "was built); install jaxlib first, then reinstall equarx")
         jax.ffi.register_ffi_target(TARGET, _core.xla_psum_handler(), platform="cpu")
+        if jax.process_count() > 1:
+            _core.xla_set_exchange_factory(_psum_exchange)
+            atexit.register(_core.xla_set_exchange_factory, None)
         _registered = True
 
 
