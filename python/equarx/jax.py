@@ -21,11 +21,14 @@ ranks of one host). Every process must trace its psum call sites in the same ord
 programs do): a call site's number is its order of tracing.
 
 Limits: CPU backend only (other backends raise UnsupportedError when traced); float32,
-bfloat16, float16; not differentiable (no JVP rule). Each traced call site keeps its
+bfloat16, float16. Differentiable in reverse mode (jax.grad), with jax.lax.psum's transpose:
+the psum of the cotangent (with the same options) in an untyped shard_map, the identity where
+check_vma's types already put that sum elsewhere. Each traced call site keeps its
 communicators until ``release_groups()``.
 """
 
 import atexit
+import functools
 import itertools
 import threading
 
@@ -130,11 +133,57 @@ def psum(x, axis_name, **options):
     if x.dtype not in [jnp.dtype(d) for d in _DTYPES]:
         raise DTypeError(f"equarx.jax.psum takes float32, bfloat16 or float16, got {x.dtype}")
     axes = _axes(axis_name)
-    size = int(lax.axis_size(axes))
     text = _validated(options)  # bad options raise here, at trace time, with the library's message
+    return _psum(x, axes, text, _vma(x))
+
+
+def _vma(x):
+    """The mesh axes over which x's type says it varies (shard_map's check_vma), sorted: the
+    type's manual_axis_type.varying (JAX 0.10), or its vma (earlier releases)."""
+    t = jax.typeof(x)
+    m = getattr(t, "manual_axis_type", None)
+    axes = getattr(m, "varying", None) if m is not None else getattr(t, "vma", None)
+    return tuple(sorted(axes or ()))
+
+
+def _as_varying(y, vma):
+    """y typed as varying over the axes of `vma` (the custom call's result carries no vma)."""
+    missing = tuple(a for a in vma if a not in _vma(y))
+    return lax.pcast(y, missing, to="varying") if missing and hasattr(lax, "pcast") else y
+
+
+def _psum_call(x, axes, text):
+    size = int(lax.axis_size(axes))
     where = jnp.stack([lax.axis_index(axes).astype(jnp.int32), _group_index(axes)])
     call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype))
     return call(x, where, site=np.int64(next(_sites)), size=np.int64(size), options=text)
+
+
+# Differentiation: the sum is linear and every rank's output is the same sum, so the
+# cotangent of each rank's input is the sum of every rank's output cotangent. Where that sum
+# happens follows jax.lax.psum's rules:
+# - shard_map with check_vma (the input's type varies over `axes`): the output is typed
+#   invariant, so JAX already summed its cotangent where the invariant value met varying
+#   uses (pvary's transpose is a psum); the transpose here only types it varying again;
+# - without check_vma (untyped): the transpose is the psum of the cotangent, here with the
+#   same options (its own call site and group).
+# The cotangent's sum gets the input's type (varying where the input varies).
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
+def _psum(x, axes, text, vma):
+    return _psum_call(x, axes, text)
+
+
+def _psum_fwd(x, axes, text, vma):
+    return _psum_call(x, axes, text), None
+
+
+def _psum_bwd(axes, text, vma, _, g):
+    if all(a in vma for a in axes):
+        return (_as_varying(g, vma),)
+    return (_as_varying(_psum_call(g, axes, text), vma),)
+
+
+_psum.defvjp(_psum_fwd, _psum_bwd)
 
 
 def release_groups():

@@ -1,6 +1,6 @@
 """Child process of test_jax.py: runs equarx.jax.psum under jit + shard_map and prints JSON.
 
-usage: jax_psum_check.py ALGO|errors [--compare-numpy] [--mesh2d] [--two-level]
+usage: jax_psum_check.py ALGO|errors|grad [--compare-numpy] [--mesh2d] [--two-level]
 """
 
 import json
@@ -19,6 +19,29 @@ def main():
     algo = sys.argv[1]
     n = jax.device_count()
     out = {}
+    if algo == "grad":
+        # jax.grad through psum: the gradient of a tensor-parallel layer's loss equals
+        # jax.lax.psum's, with and without shard_map's type checks (check_vma).
+        mesh = jax.make_mesh((n,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+        jax.set_mesh(mesh)
+        sh = NamedSharding(mesh, P("x"))
+        a = jax.device_put(np.random.default_rng(0).standard_normal((n, 64)).astype(np.float32), sh)
+        b = jax.device_put(np.random.default_rng(1).standard_normal((n, 64)).astype(np.float32), sh)
+        for checked in (True, False):
+            def loss(psum):
+                def body(u, v):
+                    y = psum(u * v, "x")
+                    return jnp.sum(jnp.tanh(y) ** 2)[None]
+                f = jax.shard_map(body, mesh=mesh, in_specs=(P("x"), P("x")), out_specs=P("x"), check_vma=checked)
+                return lambda u, v: jnp.sum(f(u, v))
+            want = np.asarray(jax.grad(loss(jax.lax.psum))(a, b))
+            got = np.asarray(jax.grad(loss(lambda t, ax: ejax.psum(t, ax, algorithm="ring")))(a, b))
+            q = np.asarray(jax.grad(loss(lambda t, ax: ejax.psum(t, ax, algorithm="two_shot", codec="int8")))(a, b))
+            key = "checked" if checked else "unchecked"
+            out[f"{key}_max_rel"] = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+            out[f"{key}_int8_max_rel"] = float(np.max(np.abs(q - want)) / np.max(np.abs(want)))
+        print(json.dumps(out))
+        return
     if algo == "errors":
         mesh = jax.make_mesh((n,), ("x",))
         for key, fn, dt in (("dtype_error", lambda a: ejax.psum(a, "x"), jnp.int32),

@@ -66,3 +66,14 @@ def test_2d_mesh_groups():
 def test_bad_dtype_and_options():
     r = run_check(2, "errors")
     assert r["dtype_error"] and r["option_error"], r
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_grad_through_psum_matches_lax_psum(devices):
+    """jax.grad through equarx.jax.psum: the transpose follows lax.psum's (with and without
+    check_vma), so the unquantized ring's gradient equals lax.psum's up to summation order and
+    int8's stays within its error."""
+    r = run_check(devices, "grad")
+    for key in ("checked", "unchecked"):
+        assert r[f"{key}_max_rel"] < 1e-5, r
+        assert r[f"{key}_int8_max_rel"] < 5e-2, r
