@@ -36,6 +36,8 @@
 #             two_shot rs+ag, the unquantized ring; bf16 tensors) and gloo on f32 tensors of
 #             the same element count, interleaved in one launch; the ranks bootstrap through
 #             torch's TCPStore on host 0, not MPI (mpirun only starts the processes)
+#   ddp       bench/torch/ddp_train.py in .venv-torch: DDP training, gloo f32 vs the equarx
+#             backend's hook (int8, int4, with and without error feedback), --ddp-steps steps
 #   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
 #             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
 # Output (--out DIR): rows.jsonl (every row, tagged hosts/rate/launch), rows.csv, raw/*.log,
@@ -53,7 +55,7 @@ usage: bench/netem/run.sh [options]
                       EQUARX_RANKS_PER_HOST=R (algorithm hierarchical); not with mpitest, mpifault,
                       faultmatrix or gemma3
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
-  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3 (default
+  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,ddp,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3 (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
@@ -87,6 +89,7 @@ usage: bench/netem/run.sh [options]
                       TCP over eqx0 between hosts), shm (rings only) or mpi (MPI point-to-point);
                       the MPI peers are unaffected (default sockets, the library's default)
   --fault-runner CMD  the command of the faultmatrix config (a bash command line)
+  --ddp-steps N       training steps of each ddp run (default 300)
   --gemma3-model F    GGUF for the gemma3 config (default .venv/models/gemma-3-270m-q4_k_m.gguf)
   --gemma3-tokens L   prompt lengths of the gemma3 config (default 512,1024,2048)
   --gemma3-reps N     timed passes per configuration and length, after one warm-up (default 3)
@@ -97,7 +100,7 @@ EOF
 
 # ---------------------------------------------------------------- options
 ORIG_ARGS="$*"
-RPH=1 THREADS=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
+DDP_STEPS=300 RPH=1 THREADS=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
@@ -138,6 +141,7 @@ while [[ $# -gt 0 ]]; do
     --launch-timeout) LAUNCH_TIMEOUT=$2; shift ;;
     --data-path) DATA_PATH=$2; shift ;;
     --fault-runner) FAULT_RUNNER=$2; shift ;;
+    --ddp-steps) DDP_STEPS=$2; shift ;;
     --gemma3-model) GEMMA3_MODEL=$2; shift ;;
     --gemma3-tokens) GEMMA3_TOKENS=$2; shift ;;
     --gemma3-reps) GEMMA3_REPS=$2; shift ;;
@@ -162,12 +166,13 @@ done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
 for c in ${CONFIGS//,/ }; do
   case $c in
-    link|bf16|f32|mpi|mpi_ring|gloo|torch|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3) ;;
+    link|bf16|f32|mpi|mpi_ring|gloo|torch|ddp|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3) ;;
     *) echo "run.sh: unknown config '$c' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ $RPH =~ ^[0-9]+$ && $RPH -ge 1 && $RPH -le 16 ]] || { echo "run.sh: --ranks-per-host must be 1..16" >&2; exit 2; }
 [[ $THREADS =~ ^[0-9]+$ && $THREADS -ge 1 && $THREADS -le 64 ]] || { echo "run.sh: --threads must be 1..64" >&2; exit 2; }
+[[ $DDP_STEPS =~ ^[0-9]+$ && $DDP_STEPS -ge 1 ]] || { echo "run.sh: --ddp-steps must be a positive integer" >&2; exit 2; }
 if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3; }; then
   echo "run.sh: mpitest, mpifault, faultmatrix and gemma3 run one rank per host (--ranks-per-host 1)" >&2; exit 2
 fi
@@ -431,6 +436,13 @@ run_all_configs() {   # for the current topology and RATE
     launch torch "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$((29500 + RANDOM % 2000)) \
       -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "$REPO/bench/torch/allreduce_bench.py" -b "$MINB" -e "$MAXB" \
       -f "$FACTOR" -n "$ITERS" -w "$WARMUP" -J "$OUT/raw/${tag}_torch.jsonl"
+  fi
+  if has ddp; then
+    local tpy="$REPO/.venv-torch/bin/python"
+    [[ -x $tpy ]] || { log "ddp: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
+    launch ddp "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$((29500 + RANDOM % 2000)) \
+      -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "$REPO/bench/torch/ddp_train.py" --steps "$DDP_STEPS" \
+      -J "$OUT/raw/${tag}_ddp.jsonl"
   fi
   if has hier; then
     launch hier "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""DDP training over a real (emulated) network: gloo f32 against the "equarx" backend's hook
+with int8 and int4, with and without error feedback; loss against step and wall-clock time.
+
+One process per rank; started by bench/netem/run.sh (config `ddp`) under mpirun across the
+emulated hosts, or by any launcher that sets the ranks (OMPI_COMM_WORLD_RANK/SIZE, or RANK and
+WORLD_SIZE as torchrun does) and MASTER_ADDR/MASTER_PORT:
+
+    python bench/torch/ddp_train.py --steps 300 --eval-every 25 -J rows.jsonl
+
+The task, model, batches and optimizer are examples/python/torch_ddp_train.py's (a character
+model of the GPL v3 text, ~0.33 M parameters, SGD with momentum). The process group is
+"equarx"; the f32 run trains DDP on a gloo group made from the same store (torch's own
+AllReduce), the others register equarx.torch.allreduce_hook on the equarx group (two_shot,
+block 64, no rotation, as the example). Every run starts from the same weights and sees the
+same batches. Timed: the training steps only (a barrier before the first); the held-out loss
+is evaluated every --eval-every steps outside the clock.
+
+Rows (rank 0, JSON lines): per configuration {"type":"ddp", "config", "steps", "train_s":
+[cumulative seconds after each step], "loss": [per step], "eval": [[step, seconds, held-out
+loss, accuracy], ...], "bytes_per_step", "ranks_agree"}.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+import equarx.torch as et
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "python"))
+import torch_ddp_train as ex  # noqa: E402
+
+CONFIGS = [  # (name, hook options or None for gloo f32)
+    ("gloo f32", None),
+    ("int8", dict(codec="int8")),
+    ("int8 EF", dict(codec="int8", error_feedback=True)),
+    ("int4", dict(codec="int4")),
+    ("int4 EF", dict(codec="int4", error_feedback=True)),
+]
+
+
+def evaluate(net, held):
+    with torch.no_grad():
+        x, y = ex.windows(held, np.arange(0, len(held) - ex.CTX - 1))
+        logits = net(x)
+        return torch.nn.functional.cross_entropy(logits, y).item(), (logits.argmax(1) == y).float().mean().item()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--eval-every", type=int, default=25)
+    ap.add_argument("--configs", default=",".join(n for n, _ in CONFIGS),
+                    help="comma-separated names from: " + ", ".join(n for n, _ in CONFIGS))
+    ap.add_argument("-J", default="", help="JSON lines output (rank 0)")
+    args = ap.parse_args()
+    names = [c.strip() for c in args.configs.split(",") if c.strip()]
+    known = dict(CONFIGS)
+    for n in names:
+        if n not in known:
+            ap.error(f"unknown config {n!r}")
+    if args.steps < 1 or args.eval_every < 1:
+        ap.error("--steps and --eval-every must be positive")
+    env = os.environ
+    rank = int(env.get("OMPI_COMM_WORLD_RANK", env.get("RANK", "-1")))
+    world = int(env.get("OMPI_COMM_WORLD_SIZE", env.get("WORLD_SIZE", "-1")))
+    if rank < 0 or world < 1:
+        sys.exit("ddp_train.py: no rank: run under mpirun or torchrun (RANK, WORLD_SIZE)")
+    torch.set_num_threads(1)
+    timeout = datetime.timedelta(seconds=600)
+    dist.init_process_group("equarx", init_method=f"tcp://{env.get('MASTER_ADDR', '127.0.0.1')}:"
+                            f"{env.get('MASTER_PORT', '29533')}", rank=rank, world_size=world, timeout=timeout)
+    gloo = dist.new_group(backend="gloo", timeout=timeout)
+    train, held, vocab = ex.data()
+    out = open(args.J, "w") if args.J and rank == 0 else None
+    for name in names:
+        opts = known[name]
+        torch.manual_seed(0)
+        net = ex.model(vocab)
+        if opts is None:
+            ddp = torch.nn.parallel.DistributedDataParallel(net, process_group=gloo)
+            state = None
+        else:
+            ddp = torch.nn.parallel.DistributedDataParallel(net)
+            o = dict(opts)
+            state = et.HookState(algorithm="two_shot", block=64, rotation="none",
+                                 error_feedback=o.pop("error_feedback", False), **o)
+            ddp.register_comm_hook(state, et.allreduce_hook)
+        opt = torch.optim.SGD(ddp.parameters(), lr=ex.LR, momentum=0.9)
+        rng = np.random.default_rng(1000 + rank)
+        losses, clock, evals = [], [], []
+        elapsed = 0.0
+        dist.barrier(group=gloo)
+        for step in range(1, args.steps + 1):
+            t0 = time.perf_counter()
+            x, y = ex.windows(train, rng.integers(0, len(train) - ex.CTX - 1, ex.BATCH))
+            loss = torch.nn.functional.cross_entropy(ddp(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            elapsed += time.perf_counter() - t0
+            clock.append(elapsed)
+            if step % args.eval_every == 0 or step == args.steps:
+                held_loss, acc = evaluate(net, held)
+                evals.append([step, elapsed, held_loss, acc])
+                dist.barrier(group=gloo)  # every rank resumes the clock together
+        flat = torch.cat([p.detach().reshape(-1) for p in net.parameters()])
+        every = [torch.empty_like(flat) for _ in range(world)]
+        dist.all_gather(every, flat, group=gloo)
+        same = all(torch.equal(every[0], e) for e in every)
+        nparams = flat.numel()
+        sent = state.bytes_sent / args.steps if state else 2 * (world - 1) / world * 4 * nparams
+        if out:
+            out.write(json.dumps({"type": "ddp", "config": name, "ranks": world, "steps": args.steps,
+                                  "train_s": clock, "loss": losses, "eval": evals, "bytes_per_step": sent,
+                                  "nparams": nparams, "ranks_agree": same, "torch": torch.__version__}) + "\n")
+            out.flush()
+            print(f"{name}: {elapsed:.1f} s, held-out {evals[-1][2]:.4f}, ranks agree {same}", flush=True)
+    dist.barrier(group=gloo)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
