@@ -155,17 +155,19 @@ class _Communicator:
         self.defaults = {}
         self.timeout_ms = max(1, int(timeout.total_seconds() * 1000)) if timeout is not None else None
 
-    def submit(self, tensor, op, residual, options):
+    def submit(self, tensor, op, residual, options, average=False):
+        """Queues the AllReduce of `tensor` (op SUM, or AVG / average: the sum divided by the
+        group's size); every argument is checked here, on the caller's thread."""
         x = _numpy_view(tensor, "tensor")
         res = _residual_array(residual, x.size)
         opts = dict(self.defaults)
         opts.update({k: v for k, v in options.items() if v is not None})
         if self.timeout_ms is not None:
             opts.setdefault("timeout_ms", self.timeout_ms)
-        canonical_options(**opts)  # bad names and values raise here, on the caller's thread
-        if op not in (dist.ReduceOp.SUM, _AVG):
+        canonical_options(**opts)  # bad names and values raise here
+        if op != dist.ReduceOp.SUM and (_AVG is None or op != _AVG):
             raise UnsupportedError(f"the equarx backend's all_reduce sums (ReduceOp.SUM or AVG), got {op}")
-        average = op == _AVG and op is not None
+        average = average or (_AVG is not None and op == _AVG)
         n = self.comm.size
 
         def call():
@@ -174,7 +176,6 @@ class _Communicator:
                 tensor.div_(n)
 
         return self.worker.submit(_Job(call, tensor))
-
 
     def close(self):
         """Finishes the queued calls, stops the thread and drops the native communicator."""
@@ -391,14 +392,8 @@ def all_reduce(tensor, group=None, *, op=None, async_op=False, residual=None, av
     options. residual: this rank's float32 error-feedback array (tensor or numpy, the
     tensor's size, zeros at first; updated in place); average or op=ReduceOp.AVG divides the
     sum by the group's size. Returns a work object if async_op, else the tensor."""
-    if op is None:
-        op = _AVG if average and _AVG is not None else dist.ReduceOp.SUM
-    c = _communicator(group)
-    if average and _AVG is None:
-        job = c.submit(tensor, dist.ReduceOp.SUM, residual, opts)
-        job = c.worker.submit(_Job(lambda: tensor.div_(c.comm.size), tensor))
-    else:
-        job = c.submit(tensor, op, residual, opts)
+    job = _communicator(group).submit(tensor, dist.ReduceOp.SUM if op is None else op, residual, opts,
+                                      average=average)
     if async_op:
         return _work(job)
     job.wait()
