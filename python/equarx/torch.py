@@ -116,7 +116,11 @@ class _Job:
         self._fn, self.tensor = fn, tensor
         self.done = threading.Event()
         self.error = None
-        self.future = torch.futures.Future()
+        # torch 1.13's Future.set_exception stores the exception as if it were the value, and
+        # a C++ reader of that value (DDP's reducer) takes it for tensors and crashes. A future
+        # chained on it fails properly instead: it is the one handed out.
+        self._raw = torch.futures.Future()
+        self.future = self._raw.then(lambda f: f.value())
 
     def run(self):
         try:
@@ -128,9 +132,9 @@ class _Job:
             self.error = e
         # The future first: a waiter released by `done` may look at it at once.
         if self.error is None:
-            self.future.set_result([self.tensor])
+            self._raw.set_result([self.tensor])
         else:
-            self.future.set_exception(self.error)
+            self._raw.set_exception(self.error)
         self.done.set()
 
     def wait(self):

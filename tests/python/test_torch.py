@@ -167,6 +167,17 @@ def test_a_killed_rank_makes_every_survivor_raise_in_time(tmp_path):
         assert m["later"].startswith(("RemoteError:", "CollectiveTimeoutError:")), m
 
 
+def test_a_killed_rank_makes_ddp_raise_on_every_survivor(tmp_path):
+    # The reducer reads the backend's future from C++: the error must arrive as an exception
+    # from backward() (a crash here would be a failed rank in run_group).
+    world = 3
+    run_group("ddp_kill", world, tmp_path, env={"WORKER_TIMEOUT_S": "10"}, limit=120)
+    for r in range(world - 1):
+        m = messages(tmp_path, "ddp_kill", r)
+        assert m["dead"].startswith("RuntimeError:") and "rank 2" in m["dead"], m
+        assert float(m["seconds"]) < 10.0 + 2.0, m
+
+
 def test_store_bootstrap_with_a_wrong_world_size_fails_clearly(tmp_path):
     world = 3
     run_group("bootstrap_size", world, tmp_path, limit=120)

@@ -184,6 +184,29 @@ elif scenario == "kill":
     (out / f"{scenario}_r{rank}.txt").write_text("\n".join(msgs) + "\n")
     os._exit(0)  # no barrier: a rank is gone
 
+elif scenario == "ddp_kill":
+    # DDP without a hook (the reducer calls the backend's all_reduce from C++): rank world-1
+    # dies after two steps; every survivor's next backward must raise, not crash or hang.
+    init()
+    et.options(algorithm="ring")
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+
+    def step():
+        loss = ddp(torch.randn(16, 64)).square().mean()
+        loss.backward()
+
+    for _ in range(2):
+        step()
+    if rank == world - 1:
+        os._exit(0)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    attempt("dead", step)
+    msgs.append(f"seconds: {time.monotonic() - t0:.3f}")
+    (out / f"{scenario}_r{rank}.txt").write_text("\n".join(msgs) + "\n")
+    os._exit(0)  # no barrier: a rank is gone
+
 elif scenario == "bootstrap_size":
     # No process group: a TCPStore, and equarx's bootstrap with the last rank told world+1.
     store = dist.TCPStore("127.0.0.1", int(port), world, rank == 0, timedelta(seconds=30))
