@@ -17,7 +17,6 @@ equal rank 0's (bitwise) and reports it in the header.
 """
 
 import argparse
-import datetime
 import json
 import os
 import socket
@@ -30,6 +29,9 @@ import torch.distributed as dist
 
 import equarx
 import equarx.torch as et
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import launch  # noqa: E402
 
 
 def size_arg(text):
@@ -58,16 +60,7 @@ def main():
     args = ap.parse_args()
     if args.f < 2 or args.b < 2 or args.e < args.b or args.n < 1 or args.w < 0:
         ap.error("need -f >= 2, 2 <= -b <= -e, -n >= 1, -w >= 0")
-    env = os.environ
-    rank = int(env.get("OMPI_COMM_WORLD_RANK", env.get("RANK", "-1")))
-    world = int(env.get("OMPI_COMM_WORLD_SIZE", env.get("WORLD_SIZE", "-1")))
-    if rank < 0 or world < 1:
-        sys.exit("allreduce_bench.py: no rank: run under mpirun or torchrun (RANK, WORLD_SIZE)")
-    master, port = env.get("MASTER_ADDR", "127.0.0.1"), env.get("MASTER_PORT", "29533")
-    timeout = datetime.timedelta(seconds=args.timeout)
-    dist.init_process_group("equarx", init_method=f"tcp://{master}:{port}", rank=rank, world_size=world,
-                            timeout=timeout)
-    gloo = dist.new_group(backend="gloo", timeout=timeout)
+    rank, world, gloo = launch.init(args.timeout, "allreduce_bench.py")
     torch.set_num_threads(1)
 
     sizes = []

@@ -25,9 +25,7 @@ loss, accuracy], ...], "bytes_per_step", "ranks_agree"}.
 """
 
 import argparse
-import datetime
 import json
-import os
 import pathlib
 import sys
 import time
@@ -41,6 +39,8 @@ import equarx.torch as et
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "python"))
 import torch_ddp_train as ex  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench" / "torch"))
+import launch  # noqa: E402
 
 CONFIGS = [  # (name, hook options or None for gloo f32)
     ("gloo f32", None),
@@ -74,16 +74,8 @@ def main():
             ap.error(f"unknown config {n!r}")
     if args.steps < 1 or args.eval_every < 1 or args.extra < 0:
         ap.error("--steps and --eval-every must be positive, --extra not negative")
-    env = os.environ
-    rank = int(env.get("OMPI_COMM_WORLD_RANK", env.get("RANK", "-1")))
-    world = int(env.get("OMPI_COMM_WORLD_SIZE", env.get("WORLD_SIZE", "-1")))
-    if rank < 0 or world < 1:
-        sys.exit("ddp_train.py: no rank: run under mpirun or torchrun (RANK, WORLD_SIZE)")
+    rank, world, gloo = launch.init(600.0, "ddp_train.py")
     torch.set_num_threads(1)
-    timeout = datetime.timedelta(seconds=600)
-    dist.init_process_group("equarx", init_method=f"tcp://{env.get('MASTER_ADDR', '127.0.0.1')}:"
-                            f"{env.get('MASTER_PORT', '29533')}", rank=rank, world_size=world, timeout=timeout)
-    gloo = dist.new_group(backend="gloo", timeout=timeout)
     train, held, vocab = ex.data()
     out = open(args.J, "w") if args.J and rank == 0 else None
     for name in names:

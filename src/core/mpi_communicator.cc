@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "common/env.h"
 #include "core/data_path.h"
 #include "core/mpi_setup.h"
 #include "transport/mpi/mpi_transport.h"
@@ -46,11 +45,11 @@ Status SetupAllreduce(const int* mine, int* all, int n, MPI_Op op, MPI_Comm comm
 }  // namespace
 
 Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
-  const env::Settings s = env::Read();
+  BootstrapOptions b;  // the same variables, read in one place
+  EQUARX_RETURN_IF_ERROR(BootstrapOptions::FromEnvironment(&b));
   MpiCommunicatorOptions o;
-  Status st = ParseDataPath(s.data_path, &o.data_path);
-  if (!st.ok()) return InvalidArgument("EQUARX_DATA_PATH: " + st.message());
-  o.socket_interface = s.socket_ifname;
+  o.data_path = b.data_path;
+  o.socket_interface = b.socket_interface;
   *out = o;
   return Status::Ok();
 }
