@@ -45,21 +45,29 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_group(scenario, world, tmp_path, env=None, limit=240):
+def run_group(scenario, world, tmp_path, env=None, limit=240, stopped=()):
+    """Runs the ranks of `scenario`; ranks in `stopped` stop themselves (SIGSTOP) and are
+    killed once the others have finished."""
     port = str(free_port())
     env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
     procs = [subprocess.Popen([sys.executable, str(HERE / "torch_worker.py"), scenario, str(r), str(world),
                                port, str(tmp_path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True) for r in range(world)]
     outs = []
-    for p in procs:
+    for r, p in enumerate(procs):
+        if r in stopped:
+            continue
         try:
             outs.append(p.communicate(timeout=limit)[0])
         except subprocess.TimeoutExpired:
             for q in procs:
                 q.kill()
             pytest.fail(f"{scenario}: a rank did not finish in {limit} s")
-    for r, (p, o) in enumerate(zip(procs, outs)):
+    for r in stopped:
+        procs[r].kill()
+        procs[r].communicate()
+    live = [p for r, p in enumerate(procs) if r not in stopped]
+    for r, (p, o) in enumerate(zip(live, outs)):
         assert p.returncode == 0, f"rank {r} of {scenario} failed:\n{o}"
         assert "leaked" not in o, f"rank {r} of {scenario}:\n{o}"
 
@@ -165,6 +173,15 @@ def test_a_killed_rank_makes_every_survivor_raise_in_time(tmp_path):
         assert float(m["seconds"]) < 10.0 + 2.0, m
         # The group refuses later calls with the same error, at once.
         assert m["later"].startswith(("RemoteError:", "CollectiveTimeoutError:")), m
+
+
+def test_a_stopped_rank_makes_every_survivor_raise_by_the_timeout(tmp_path):
+    world = 3
+    run_group("stop", world, tmp_path, env={"WORKER_TIMEOUT_S": "5"}, limit=120, stopped=(world - 1,))
+    for r in range(world - 1):
+        m = messages(tmp_path, "stop", r)
+        assert m["stopped"].startswith("CollectiveTimeoutError:"), m
+        assert 4.0 < float(m["seconds"]) < 5.0 + 2.0, m
 
 
 def test_a_killed_rank_makes_ddp_raise_on_every_survivor(tmp_path):

@@ -11,6 +11,7 @@ error scenarios OUTDIR/SCENARIO_rRANK.txt with "what: ExceptionType: message" li
 
 import os
 import pathlib
+import signal
 import sys
 import time
 from datetime import timedelta
@@ -183,6 +184,19 @@ elif scenario == "kill":
     attempt("later", lambda: dist.all_reduce(torch.ones(8)))
     (out / f"{scenario}_r{rank}.txt").write_text("\n".join(msgs) + "\n")
     os._exit(0)  # no barrier: a rank is gone
+
+elif scenario == "stop":
+    # Rank world-1 stops (SIGSTOP) after the first call: alive but silent. Every survivor's
+    # next call must raise by the group's timeout (the parent kills the stopped rank).
+    init()
+    dist.all_reduce(torch.ones(1 << 16))
+    if rank == world - 1:
+        os.kill(os.getpid(), signal.SIGSTOP)
+    t0 = time.monotonic()
+    attempt("stopped", lambda: dist.all_reduce(torch.ones(1 << 16)))
+    msgs.append(f"seconds: {time.monotonic() - t0:.3f}")
+    (out / f"{scenario}_r{rank}.txt").write_text("\n".join(msgs) + "\n")
+    os._exit(0)
 
 elif scenario == "ddp_kill":
     # DDP without a hook (the reducer calls the backend's all_reduce from C++): rank world-1
