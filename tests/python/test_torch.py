@@ -211,3 +211,20 @@ def test_wire_bytes_per_rank_is_the_libraries():
     assert et.wire_bytes_per_rank(4096, 4, codec="int8", block=64, algorithm="two_shot") == \
         equarx.wire_bytes_per_rank(4096, "float32", 4, codec="int8", block=64, algorithm="two_shot")
     assert et.wire_bytes_per_rank(4096, 4, dtype=torch.bfloat16, algorithm="ring") == 2 * 3 * 1024 * 2 // 1
+
+
+def test_under_torchrun(tmp_path):
+    """The launcher PyTorch users run: torchrun starts the ranks, env:// gives the rendezvous,
+    the backend bootstraps through torchrun's store."""
+    world = 3
+    # --redirects/--tee 2: Debian's torch 1.13 on Python 3.11 maps their default 0 to None
+    # (3.11 no longer iterates a flag's zero member) and torchrun fails before starting any
+    # worker; 2 (stderr, also to a log) avoids that without changing what is tested.
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(world),
+           "--redirects", "2", "--tee", "2", "--log_dir", str(tmp_path / "logs"),
+           "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(HERE / "torchrun_worker.py"),
+           str(tmp_path)]
+    p = subprocess.run(cmd, env=dict(os.environ, OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(world):
+        assert (tmp_path / f"torchrun_r{r}.txt").read_text() == "ok\n", r
