@@ -9,9 +9,31 @@
 #include <string>
 
 #include "common.h"
-#include "equarx/bootstrap.h"
 
 namespace equarx::py {
+
+AllGatherFn PythonExchange(const nb::object& exchange, int size) {
+  return [&exchange, size](const void* mine, size_t bytes, void* all) -> Status {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::bytes got = nb::cast<nb::bytes>(exchange(nb::bytes(static_cast<const char*>(mine), bytes)));
+      if (got.size() != bytes * size_t(size))
+        return InvalidArgument("the set-up exchange returned " + std::to_string(got.size()) + " bytes, expected " +
+                               std::to_string(bytes * size_t(size)));
+      std::memcpy(all, got.c_str(), got.size());
+      return Status::Ok();
+    } catch (nb::python_error& e) {
+      const bool timeout = e.matches(PyExc_TimeoutError);
+      // The exception's type and message, without the traceback.
+      const std::string what = std::string("the set-up exchange failed: ") +
+                               nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " +
+                               nb::cast<std::string>(nb::str(e.value()));
+      return timeout ? Timeout(what) : RemoteError(what);
+    } catch (const std::exception& e) {
+      return RemoteError(std::string("the set-up exchange failed: ") + e.what());
+    }
+  };
+}
 
 void BindBootstrap(nb::module_& m) {
   m.def(
@@ -23,26 +45,7 @@ void BindBootstrap(nb::module_& m) {
         if (!data_path.empty()) Check(ParseDataPath(data_path, &o.data_path));
         if (!interface.empty()) o.socket_interface = interface;
         if (timeout_ms > 0) o.setup_timeout_ms = timeout_ms;
-        auto gather = [&exchange, size](const void* mine, size_t bytes, void* all) -> Status {
-          nb::gil_scoped_acquire gil;
-          try {
-            nb::bytes got = nb::cast<nb::bytes>(exchange(nb::bytes(static_cast<const char*>(mine), bytes)));
-            if (got.size() != bytes * size_t(size))
-              return InvalidArgument("the set-up exchange returned " + std::to_string(got.size()) +
-                                     " bytes, expected " + std::to_string(bytes * size_t(size)));
-            std::memcpy(all, got.c_str(), got.size());
-            return Status::Ok();
-          } catch (nb::python_error& e) {
-            const bool timeout = e.matches(PyExc_TimeoutError);
-            // The exception's type and message, without the traceback.
-            const std::string what = std::string("the set-up exchange failed: ") +
-                                     nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " +
-                                     nb::cast<std::string>(nb::str(e.value()));
-            return timeout ? Timeout(what) : RemoteError(what);
-          } catch (const std::exception& e) {
-            return RemoteError(std::string("the set-up exchange failed: ") + e.what());
-          }
-        };
+        const AllGatherFn gather = PythonExchange(exchange, size);
         std::unique_ptr<Communicator> c;
         {
           nb::gil_scoped_release nogil;  // collective; the exchange takes the GIL back

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "equarx/bootstrap.h"
 #include "equarx/communicator.h"
 #include "equarx/options.h"
 #include "equarx/status.h"
@@ -69,6 +70,13 @@ class PyComm {
   std::unique_ptr<Communicator> comm_;
   std::mutex mu_;
 };
+
+/// The set-up exchange of CreateCommunicator over a Python callable `exchange(mine: bytes) ->
+/// bytes` (every rank's bytes in rank order) for a group of `size`: it takes the GIL for each
+/// call, checks the length, and turns a Python exception into a Status (TimeoutError:
+/// kTimeout, else kRemoteError). `exchange` must outlive the returned function, and the caller
+/// must not hold the GIL while CreateCommunicator runs.
+AllGatherFn PythonExchange(const nb::object& exchange, int size);
 
 void BindCodec(nb::module_& m);
 void BindGroup(nb::module_& m);

@@ -102,24 +102,10 @@ Status RemoteComm(SiteGroup* g, int64_t site, int64_t group, int rank, int size,
         return Internal(std::string("the psum exchange factory failed: ") + e.what());
       }
     }
-    auto gather = [&exchange, size](const void* mine, size_t bytes, void* all) -> Status {
-      nb::gil_scoped_acquire gil;
-      try {
-        nb::bytes got = nb::cast<nb::bytes>(exchange(nb::bytes(static_cast<const char*>(mine), bytes)));
-        if (got.size() != bytes * size_t(size)) return InvalidArgument("the psum set-up exchange returned a wrong size");
-        std::memcpy(all, got.c_str(), got.size());
-        return Status::Ok();
-      } catch (nb::python_error& e) {
-        const bool timeout = e.matches(PyExc_TimeoutError);
-        const std::string what = std::string("the psum set-up exchange failed: ") +
-                                 nb::cast<std::string>(nb::str(e.value()));
-        return timeout ? Timeout(what) : RemoteError(what);
-      }
-    };
     BootstrapOptions o;
     EQUARX_RETURN_IF_ERROR(BootstrapOptions::FromEnvironment(&o));
     std::unique_ptr<Communicator> c;
-    const Status st = CreateCommunicator(rank, size, gather, o, &c);
+    const Status st = CreateCommunicator(rank, size, PythonExchange(exchange, size), o, &c);
     {
       nb::gil_scoped_acquire gil;
       exchange.reset();
