@@ -10,10 +10,12 @@
 // Contribution and result (Local, DecodeOut, OwnerLoss): a schedule reads this rank's
 // contribution for a segment through Local() and writes decoded results through DecodeOut().
 // With error feedback (or naive fp8's precast) the contribution is a staged f32 copy of the
-// whole tensor. With a rotation (RunArgs::rotation) Local() forward-rotates the segment into a
+// whole tensor. With a rotation (RunArgs::rotation) the contribution is forward-rotated into a
 // segment-sized f32 temporary (or the staged copy was rotated once, whole), and DecodeOut()
 // decodes into f32 and inverse-rotates into the output: every element is rotated once on the
 // way in and once on the way out, and the schedule in between works in the rotated domain.
+// EncodeLocal / DecodeAccumulateEncodeLocal and DecodeOut rotate tile by tile (ForTiles), so
+// the temporary's tile is still in cache when the next kernel reads it.
 // Segments start on block boundaries, which are the rotation's block boundaries. Error
 // feedback keeps the residual in the caller's (unrotated) domain: every loss is
 // inverse-rotated before it is added.
@@ -153,17 +155,42 @@ class CallIo {
   void* Out(Range r) const {
     return static_cast<uint8_t*>(args_->recv) + r.begin * DTypeSize(args_->dtype);
   }
-  /// out[r] <- decode(wire), inverse-rotated when a rotation is on.
+  /// wire <- encode(this rank's contribution to segment r): Encode of Local(r), with a
+  /// rotation done tile by tile (RotatedTiles).
+  void EncodeLocal(const codec::WireSpec& w, Range r, uint8_t* wire) {
+    if (!rotate_ || staged_) {
+      const View v = Local(r);
+      return Encode(w, v.type, v.data, r.count, wire);
+    }
+    if (!codec_on_) return;
+    RotatedTiles(w, r, [&](Range q, const codec::WirePart& wp, const float* x, codec::EncodeStats* st) {
+      codec::Encode(wp.spec, DType::kFloat32, x, q.count, wire + wp.wire_at, st);
+    });
+  }
+  /// out <- encode(decode(in) + this rank's contribution to segment r): DecodeAccumulateEncode
+  /// with Local(r), with a rotation done tile by tile (RotatedTiles).
+  void DecodeAccumulateEncodeLocal(const codec::WireSpec& w, const uint8_t* in, Range r, uint8_t* out) {
+    if (!rotate_ || staged_) {
+      const View v = Local(r);
+      return DecodeAccumulateEncode(w, in, r.count, v.type, v.data, out);
+    }
+    if (!codec_on_) return;
+    RotatedTiles(w, r, [&](Range q, const codec::WirePart& wp, const float* x, codec::EncodeStats* st) {
+      codec::DecodeAccumulateEncode(wp.spec, in + wp.wire_at, q.count, DType::kFloat32, x,
+                                    out + wp.wire_at, st);
+    });
+  }
+  /// out[r] <- decode(wire), inverse-rotated when a rotation is on (tile by tile: each tile is
+  /// decoded into the temporary and inverse-rotated while it is in cache).
   void DecodeOut(const codec::WireSpec& w, const uint8_t* wire, Range r) {
     if (!codec_on_) return;
     if (!rotate_) return Decode(w, wire, r.count, args_->dtype, Out(r));
-    const size_t granule = std::lcm(codec::PartGranule(w), size_t(args_->rotation.block));
-    ForParts(granule, r.count, nullptr, [&](Range p, codec::EncodeStats*) {
-      const codec::WirePart wp = PartSpec(w, r.count, p);
-      codec::Decode(wp.spec, wire + wp.wire_at, p.count, DType::kFloat32, tmp_[0] + p.begin);
-      codec::RotateInverse(args_->rotation, tmp_[0] + p.begin, p.count,
-                           r.begin + p.begin + args_->element_offset, args_->dtype,
-                           At(Out(r), args_->dtype, p.begin));
+    ForTiles(w, r.count, nullptr, [&](Range q, codec::EncodeStats*) {
+      const codec::WirePart wp = PartSpec(w, r.count, q);
+      codec::Decode(wp.spec, wire + wp.wire_at, q.count, DType::kFloat32, tmp_[0] + q.begin);
+      codec::RotateInverse(args_->rotation, tmp_[0] + q.begin, q.count,
+                           r.begin + q.begin + args_->element_offset, args_->dtype,
+                           At(Out(r), args_->dtype, q.begin));
     });
   }
   /// Error feedback: staged <- f32(send) + residual (rotated when a rotation is on), then
@@ -206,6 +233,33 @@ class CallIo {
   static codec::WirePart PartSpec(const codec::WireSpec& w, size_t n, Range p) {
     if (p.begin == 0 && p.count == n) return codec::WirePart{w, 0};
     return codec::PartOf(w, n, p.begin);
+  }
+  // fn(tile, stats of its part) for the tiles of a segment of n elements under a rotation:
+  // the parts (ForParts, cut on whole codec and rotation blocks) cut again into tiles of
+  // about kRotationTile elements, in order, so that what one kernel writes to the f32
+  // temporary is still in cache when the next reads it. The bits are those of one call on the
+  // whole segment (parts, codec.h); tiles of one part add their telemetry in element order.
+  static constexpr size_t kRotationTile = 8192;
+  template <class Fn>
+  void ForTiles(const codec::WireSpec& w, size_t n, codec::EncodeStats* stats, Fn fn) {
+    const size_t granule = std::lcm(codec::PartGranule(w), size_t(args_->rotation.block));
+    const size_t tile = std::max(granule, kRotationTile / granule * granule);
+    ForParts(granule, n, stats, [&](Range p, codec::EncodeStats* st) {
+      for (size_t b = p.begin; b < p.end(); b += tile) fn(Range{b, std::min(tile, p.end() - b)}, st);
+    });
+  }
+  // fn(tile, its wire part, the tile's contribution forward-rotated into the temporary,
+  // stats) for the tiles of segment r (ForTiles).
+  template <class Fn>
+  void RotatedTiles(const codec::WireSpec& w, Range r, Fn fn) {
+    const DType t = args_->dtype;
+    const void* src = At(args_->send, t, r.begin);
+    ForTiles(w, r.count, stats_, [&](Range q, codec::EncodeStats* st) {
+      float* x = tmp_[0] + q.begin;
+      codec::RotateForward(args_->rotation, t, At(src, t, q.begin), q.count,
+                           r.begin + q.begin + args_->element_offset, x);
+      fn(q, PartSpec(w, r.count, q), x, st);
+    });
   }
   // fn(part, stats of the part) for the parts of n elements cut on `granule` boundaries
   // (parts.h): the whole on this thread without a pool or for small n, else up to T parts on

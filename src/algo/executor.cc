@@ -163,18 +163,17 @@ class Run {
           uint8_t* out = RsSend(l, t, k);
           const codec::WireSpec w = HopWire(p_.rs_wire, 0, l, t, r_, mr.begin);
           if (t > 0) EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
-          const CallIo::View local = io_.Local(mr);
           if (a_.residual) {
-            const float* sum = static_cast<const float*>(local.data);
+            const float* sum = static_cast<const float*>(io_.Local(mr).data);
             if (t > 0) {
               io_.DecodeAccumulate(w, RsRecv(l, t - 1, k), mr.count, DType::kFloat32, sum, EfSum());
               sum = EfSum();
             }
             io_.EncodeWithLoss(w, sum, mr, out);
           } else if (t == 0) {
-            io_.Encode(w, local.type, local.data, mr.count, out);
+            io_.EncodeLocal(w, mr, out);
           } else {
-            io_.DecodeAccumulateEncode(w, RsRecv(l, t - 1, k), mr.count, local.type, local.data, out);
+            io_.DecodeAccumulateEncodeLocal(w, RsRecv(l, t - 1, k), mr, out);
           }
           EQUARX_RETURN_IF_ERROR(Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
                                       codec::WireBytes(p_.rs_wire, mr.count)));

@@ -82,11 +82,10 @@ class TwoShot {
         const Range mr = Micro(c, k);
         if (mr.count == 0) continue;
         const codec::WireSpec w = HopWire(p_.rs_wire, 0, 0, 0, r_, mr.begin);
-        const CallIo::View local = io_.Local(mr);
         if (a_.residual)
-          io_.EncodeWithLoss(w, static_cast<const float*>(local.data), mr, RsSend(c, k));
+          io_.EncodeWithLoss(w, static_cast<const float*>(io_.Local(mr).data), mr, RsSend(c, k));
         else
-          io_.Encode(w, local.type, local.data, mr.count, RsSend(c, k));
+          io_.EncodeLocal(w, mr, RsSend(c, k));
         EQUARX_RETURN_IF_ERROR(io_.Send(Req(kRsSend, c, k), c, Tag(0, k), RsSend(c, k),
                                         codec::WireBytes(p_.rs_wire, mr.count)));
       }

@@ -3,10 +3,12 @@
 // Highway foreach_target unit (pattern of raw.cc). A rotation block is done piece by piece
 // (power-of-two pieces, largest first); a piece of P >= N lanes runs vectorised:
 //   forward  pass 1, per vector: load (widening bf16/f16 exactly), flip the signs whose bits
-//            are set (XOR of the sign bit), multiply by 2^-floor(k/2), then the butterfly
-//            stages h < N inside the register: partner s = TableLookupLanes(x, lane ^ h),
-//            x <- (lane & h) ? s - x : x + s  (that is a + b on the lower lane, a - b on the
-//            upper one: the reference's operands in the reference's order); store.
+//            are set (XOR of the sign bit; AVX2/SSE4 look the N sign masks up in a table),
+//            multiply by 2^-floor(k/2), then the butterfly stages h < N inside the register:
+//            partner s = the lane ^ h (a fixed shuffle per stage), x <- x * (+-1) + s with -1
+//            on the upper lanes: one rounding of an exact product, so a + b on the lower lane
+//            and a - b on the upper one, the reference's operations on the reference's
+//            operands (the edge-value test data holds signed zeros and exact cancellations);
 //            passes 2.., per stage h = N .. P/2: (a, b) <- (a + b, a - b) vector by vector.
 //   inverse  the same scale (2^-ceil(k/2)) and stages on a stack tile, then the signs and the
 //            conversion to the destination type (raw.cc's exact converters).
@@ -57,11 +59,26 @@ struct Pieces {
 // 2^-e as an f32 (0 <= e < 64), exactly.
 float PowTwoNeg(int e) { return FloatOf(uint32_t(127 - e) << 23); }
 
+// Lanes of a vector (a compile-time bound: every target here has fixed-width vectors).
+constexpr size_t kN = hn::MaxLanes(DF());
+
+// Sign masks of N = 4 or 8 lanes, indexed by the N sign bits: entry i, lane l holds the f32
+// sign bit when bit l of i is set. One load per vector instead of a broadcast, a bit test and
+// a select (the AVX-512 target keeps the bit test: its masks make that three cheap ops).
+template <size_t N>
+struct SignTable {
+  alignas(64) uint32_t mask[size_t(1) << N][N];
+  constexpr SignTable() : mask{} {
+    for (size_t i = 0; i < (size_t(1) << N); ++i)
+      for (size_t l = 0; l < N; ++l) mask[i][l] = ((i >> l) & 1) ? 0x80000000u : 0u;
+  }
+};
+constexpr bool kSignTable = kN == 4 || kN == 8;
+alignas(64) constexpr SignTable<kSignTable ? kN : 1> kSigns{};
+
 // Per-call constants of the in-register butterfly stages h = 1, 2, 4, ... < N.
 struct Stages {
-  int count = 0;
-  decltype(hn::IndicesFromVec(DF(), hn::Zero(DI()))) partner[5];
-  hn::Mask<DF> upper[5];
+  VF pm[4];  // per stage: +1 on the lower partner's lanes, -1 on the upper partner's
   VU lane_bit;  // 1 << lane
   VF sign_bit;
   Stages()
@@ -70,58 +87,77 @@ struct Stages {
     const DF df;
     const DI di;
     const VI ilane = hn::Iota(di, 0);
-    for (size_t h = 1; h < hn::Lanes(df) && count < 5; h *= 2, ++count) {
-      const VI hv = hn::Set(di, int32_t(h));
-      partner[count] = hn::IndicesFromVec(df, hn::Xor(ilane, hv));
-      upper[count] = hn::RebindMask(df, hn::TestBit(ilane, hv));
+    for (size_t i = 0; i < 4; ++i) {
+      const auto upper = hn::RebindMask(df, hn::TestBit(ilane, hn::Set(di, int32_t(1) << i)));
+      pm[i] = hn::IfThenElse(upper, hn::Set(df, -1.0f), hn::Set(df, 1.0f));
     }
   }
-  // Stages h < min(P, N) of one vector: (a, b) -> (a + b, a - b), the reference's operands in
-  // the reference's order (lower lane a + b, upper lane a - b with a the lower partner).
-  HWY_INLINE VF Apply(VF x, size_t p) const {
-    for (int i = 0; i < count && (size_t(1) << i) < p; ++i) {
-      const VF s = hn::TableLookupLanes(x, partner[i]);
-      x = hn::IfThenElse(upper[i], hn::Sub(s, x), hn::Add(x, s));
-    }
+#if HWY_TARGET != HWY_SCALAR
+  // The lane-order partner of every lane at stage I (lane ^ 2^I): fixed shuffles.
+  template <int I>
+  static HWY_INLINE VF Partner(VF x) {
+    if constexpr (I == 0) return hn::Shuffle2301(x);
+    else if constexpr (I == 1) return hn::Shuffle1032(x);
+    else if constexpr (I == 2 && kN == 16) return hn::SwapAdjacentBlocks(x);
+    else return hn::ConcatLowerUpper(DF(), x, x);  // swaps the vector's halves
+  }
+  template <int I>
+  HWY_INLINE VF Stage(VF x) const {
+    // x * (+-1) + partner, one rounding of an exact product: on the lower lane a + b, on the
+    // upper lane a - b (a the lower partner), bitwise the reference's a + b and a - b.
+    return hn::MulAdd(x, pm[I], Partner<I>(x));
+  }
+#endif
+  // Stages h < N of one vector (pieces here have P >= N elements).
+  HWY_INLINE VF Apply(VF x) const {
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (kN >= 2) x = Stage<0>(x);
+    if constexpr (kN >= 4) x = Stage<1>(x);
+    if constexpr (kN >= 8) x = Stage<2>(x);
+    if constexpr (kN >= 16) x = Stage<3>(x);
+    static_assert(kN <= 16, "in-register stages up to 16 lanes");
+#endif
     return x;
   }
   // The sign-flip vector (sign bit set where the element's sign bit in `bits` is 1) of the N
-  // elements whose sign bits are the low bits of `bits` (a bit test per lane: no variable
-  // shift, which SSE4 lacks).
+  // elements whose sign bits are the low bits of `bits`.
   HWY_INLINE VF Signs(uint64_t bits) const {
-    const auto flip = hn::TestBit(hn::Set(DU(), uint32_t(bits)), lane_bit);
-    return hn::IfThenElseZero(hn::RebindMask(DF(), flip), sign_bit);
+    if constexpr (kSignTable) {
+      return hn::BitCast(DF(), hn::Load(DU(), kSigns.mask[bits & ((uint64_t(1) << kN) - 1)]));
+    } else {
+      // A bit test per lane: no variable shift, which SSE4 lacks.
+      const auto flip = hn::TestBit(hn::Set(DU(), uint32_t(bits)), lane_bit);
+      return hn::IfThenElseZero(hn::RebindMask(DF(), flip), sign_bit);
+    }
   }
 };
 
-// The sign bits of elements j.. of block b (j a multiple of N), from the cached word.
-HWY_INLINE uint64_t SignBits(uint64_t key, uint64_t b, size_t j, uint64_t* word, size_t* word_index) {
-  if (j / 64 != *word_index) {
-    *word_index = j / 64;
-    *word = internal::SignWord(key, b, uint32_t(*word_index));
-  }
-  return *word >> (j % 64);
-}
-
-// Blocks of at most 64 elements take one sign word each (word 0). The words of kSignBatch
+// The sign words of one block: word c holds the sign bits of elements 64c .. 64c + 63.
+// Blocks of at most 64 elements take their one word from a batch: the words of kSignBatch
 // consecutive blocks are hashed in one loop ahead of their blocks, which the compiler
-// vectorizes, instead of one hash in front of each block's loads.
+// vectorizes, instead of one hash in front of each block's loads. Longer blocks hash their
+// words when the block starts. Either way the vector loop reads its bits without a branch.
 constexpr size_t kSignBatch = 64;
-struct SignBatch {
-  uint64_t words[kSignBatch];
-  uint64_t first = 0;  // words[i] is word 0 of block first + i, for i < count
-  uint64_t count = 0;
-  // Word 0 of block b into the caller's cache (hashing blocks b .. b + kSignBatch - 1 when b
-  // is not held).
-  HWY_INLINE void Take(uint64_t key, uint64_t b, uint64_t* word, size_t* word_index) {
-    if (b - first >= count) {
-      for (size_t i = 0; i < kSignBatch; ++i) words[i] = internal::SignWord(key, b + i, 0);
-      first = b;
-      count = kSignBatch;
+struct BlockSigns {
+  uint64_t batch[kSignBatch];
+  uint64_t batch_first = 0;  // batch[i] is word 0 of block batch_first + i, for i < batch_count
+  uint64_t batch_count = 0;
+  uint64_t words[kMaxRotBlock / 64];
+  // Loads the words of block b, of len elements (of a rotation of block size B).
+  HWY_INLINE void Start(uint64_t key, uint64_t b, size_t B, size_t len) {
+    if (B > 64) {
+      for (size_t c = 0; c * 64 < len; ++c) words[c] = internal::SignWord(key, b, uint32_t(c));
+      return;
     }
-    *word = words[b - first];
-    *word_index = 0;
+    if (b - batch_first >= batch_count) {
+      for (size_t i = 0; i < kSignBatch; ++i) batch[i] = internal::SignWord(key, b + i, 0);
+      batch_first = b;
+      batch_count = kSignBatch;
+    }
+    words[0] = batch[b - batch_first];
   }
+  // The sign bits of elements j.. of the block (j a multiple of N).
+  HWY_INLINE uint64_t Bits(size_t j) const { return words[j / 64] >> (j % 64); }
 };
 
 // Stages h = N .. P/2 across vectors, in place on x[0 .. P) (pieces too long for registers).
@@ -140,10 +176,10 @@ HWY_INLINE void CrossStages(float* x, size_t p) {
 // The butterfly of a piece of exactly M vectors (M = P / N, a power of two), held in
 // registers: M is a compile-time constant so that the array lives in registers.
 template <size_t M, class In, class Out>
-HWY_INLINE void PieceInRegisters(const Stages& st, size_t p, In in, Out out) {
+HWY_INLINE void PieceInRegisters(const Stages& st, In in, Out out) {
   VF v[M];
 #pragma GCC unroll 16
-  for (size_t i = 0; i < M; ++i) v[i] = st.Apply(in(i), p);
+  for (size_t i = 0; i < M; ++i) v[i] = st.Apply(in(i));
 #pragma GCC unroll 16
   for (size_t h = 1; h < M; h *= 2)
 #pragma GCC unroll 16
@@ -167,15 +203,15 @@ HWY_INLINE void Piece(const Stages& st, size_t p, In in, Out out, float* scratch
   const size_t N = hn::Lanes(df), m = p / N;
 #if !HWY_HAVE_SCALABLE
   switch (m) {
-    case 1: return PieceInRegisters<1>(st, p, in, out);
-    case 2: return PieceInRegisters<2>(st, p, in, out);
-    case 4: return PieceInRegisters<4>(st, p, in, out);
-    case 8: return PieceInRegisters<8>(st, p, in, out);
-    case 16: return PieceInRegisters<16>(st, p, in, out);
+    case 1: return PieceInRegisters<1>(st, in, out);
+    case 2: return PieceInRegisters<2>(st, in, out);
+    case 4: return PieceInRegisters<4>(st, in, out);
+    case 8: return PieceInRegisters<8>(st, in, out);
+    case 16: return PieceInRegisters<16>(st, in, out);
     default: break;
   }
 #endif
-  for (size_t i = 0; i < m; ++i) hn::StoreU(st.Apply(in(i), p), df, scratch + i * N);
+  for (size_t i = 0; i < m; ++i) hn::StoreU(st.Apply(in(i)), df, scratch + i * N);
   CrossStages(scratch, p);
   for (size_t i = 0; i < m; ++i) out(i, hn::LoadU(df, scratch + i * N));
 }
@@ -187,7 +223,7 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
   const Stages st;
   const uint64_t key = internal::RotationKey(spec.seed);
   const Pieces full(std::min(B, kMaxRotBlock));
-  SignBatch signs;
+  BlockSigns signs;
   HWY_ALIGN float scratch[kMaxRotBlock];
   uint64_t b = offset / B;  // the block index, counted up (no division per block)
   for (size_t s = 0; s < n; s += B, ++b) {
@@ -197,9 +233,7 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
                          offset + s, out + s);
       continue;
     }
-    uint64_t word = 0;
-    size_t word_index = SIZE_MAX;
-    if (B <= 64) signs.Take(key, b, &word, &word_index);
+    signs.Start(key, b, B, len);
     size_t first = 0;
     const Pieces pieces = len == B ? full : Pieces(len);
     for (int pi = 0; pi < pieces.count; ++pi) {
@@ -208,7 +242,7 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
       const VF scale = hn::Set(df, PowTwoNeg(k / 2));
       const size_t at = s + first;
       auto in = [&](size_t i) EQUARX_LAMBDA_INLINE {
-        const VF sign = st.Signs(SignBits(key, b, first + i * N, &word, &word_index));
+        const VF sign = st.Signs(signs.Bits(first + i * N));
         return hn::Mul(hn::Xor(LoadF<T>(src, at + i * N), sign), scale);
       };
       auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE { hn::StoreU(v, df, out + at + i * N); };
@@ -234,7 +268,7 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
   const Stages st;
   const uint64_t key = internal::RotationKey(spec.seed);
   const Pieces full(std::min(B, kMaxRotBlock));
-  SignBatch signs;
+  BlockSigns signs;
   HWY_ALIGN float tile[kMaxRotBlock];
   HWY_ALIGN float scratch[kMaxRotBlock];
   auto* d8 = static_cast<uint8_t*>(dst);
@@ -256,9 +290,7 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
       ref::RotateInverse(spec, in + s, len, offset + s, t, d8 + s * esize);
       continue;
     }
-    uint64_t word = 0;
-    size_t word_index = SIZE_MAX;
-    if (B <= 64) signs.Take(key, b, &word, &word_index);
+    signs.Start(key, b, B, len);
     if (t != DType::kFloat32) {
       if (tile_len > 0 && (tile_start + tile_len != s || tile_len + len > kMaxRotBlock)) flush();
       if (tile_len == 0) tile_start = s;
@@ -273,7 +305,7 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
       const float* from = in + s + first;
       auto load = [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
       auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
-        const VF sign = st.Signs(SignBits(key, b, first + i * N, &word, &word_index));
+        const VF sign = st.Signs(signs.Bits(first + i * N));
         hn::StoreU(hn::Xor(v, sign), df, out_f32 + first + i * N);
       };
       Piece(st, p, load, store, scratch);

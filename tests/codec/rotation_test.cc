@@ -3,7 +3,8 @@
 //     matrix entry by entry (H[i][j] = (-1)^popcount(i & j)), on every piece layout;
 //   - inverse(forward(x)) = x up to f32 rounding, for every dtype, block size and tail;
 //   - every SIMD target bitwise equal to the reference, forward and inverse, every dtype,
-//     block sizes {16, 32, 64, 128, 256, 4096, odd}, tails, offsets and in-place calls;
+//     block sizes {16, 32, 64, 128, 256, 4096, odd}, tails, offsets and in-place calls, on
+//     Gaussian data and on data with signed zeros, subnormals and exact cancellations;
 //   - SafeToRotate on NaN, Inf and huge values in the vector body and in the tail.
 #include <gtest/gtest.h>
 
@@ -27,6 +28,27 @@ std::vector<uint8_t> Gaussian(DType t, size_t n, std::mt19937& rng, float outlie
   std::normal_distribution<float> nd;
   std::vector<float> x(n);
   for (size_t i = 0; i < n; ++i) x[i] = nd(rng) * (i % 37 == 5 ? 1.0f + outlier : 1.0f);
+  std::vector<uint8_t> bytes(n * DTypeSize(t));
+  ref::Convert(DType::kFloat32, x.data(), n, t, bytes.data());
+  return bytes;
+}
+
+// Gaussian data with edge values mixed in: signed zeros, subnormals, and runs of equal values
+// whose butterflies cancel exactly (x - x = +0, -0 + -0 = -0): the cases where a kernel that
+// reorders or fuses the reference's adds could differ in a bit the Gaussian data never sets.
+std::vector<uint8_t> WithEdges(DType t, size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  std::vector<float> x(n);
+  const float tiny = t == DType::kFloat16 ? 0x1p-20f : 0x1p-140f;  // subnormal in the dtype
+  for (size_t i = 0; i < n; ++i) {
+    switch (rng() % 6) {
+      case 0: x[i] = 0.0f; break;
+      case 1: x[i] = -0.0f; break;
+      case 2: x[i] = (rng() % 2 ? tiny : -tiny) * float(1 + rng() % 7); break;
+      case 3: x[i] = i > 0 ? x[i - 1] : 1.0f; break;
+      default: x[i] = nd(rng);
+    }
+  }
   std::vector<uint8_t> bytes(n * DTypeSize(t));
   ref::Convert(DType::kFloat32, x.data(), n, t, bytes.data());
   return bytes;
@@ -173,11 +195,13 @@ TEST_P(RotationPerTarget, BitwiseEqualToReference) {
       // 5000 + B / 2: more than one 4096-element tile of bf16/f16 results and, at small
       // blocks, more than one batch of 64 sign words.
       for (size_t n : {size_t(1), size_t(B - 1), size_t(B), size_t(B + 1), size_t(3 * B + 5),
-                       size_t(17 * B), size_t(5000 + B / 2)}) {
-        const auto bytes = Gaussian(t, n, rng, 60.0f);
+                       size_t(17 * B), size_t(5000 + B / 2)})
+      for (bool edges : {false, true}) {
+        const auto bytes = edges ? WithEdges(t, n, rng) : Gaussian(t, n, rng, 60.0f);
         const uint64_t offset = uint64_t(B) * (rng() % 1000);
         const std::string where = TargetName(GetParam()) + " " + std::string(DTypeName(t)) +
-                                  " B=" + std::to_string(B) + " n=" + std::to_string(n);
+                                  " B=" + std::to_string(B) + " n=" + std::to_string(n) +
+                                  (edges ? " edges" : "");
         std::vector<float> want(n), got(n);
         ref::RotateForward({B, 77}, t, bytes.data(), n, offset, want.data());
         RotateForward({B, 77}, t, bytes.data(), n, offset, got.data());

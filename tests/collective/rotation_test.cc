@@ -4,6 +4,7 @@
 //     ranks bitwise identical and every element within the rotated error bound
 //     (support/oracle.cc, RotatedBound);
 //   - the unquantized ring with a rotation matches it without, up to f32 rounding;
+//   - a quantized call with a rotation is bitwise the unrotated call on rotated inputs;
 //   - on data with outlier channels the rotation lowers the error (its purpose);
 //   - non-finite or huge inputs on any rank: the call runs unrotated on every rank (bitwise the
 //     rotation=none result), NaN/Inf where the IEEE sum has them;
@@ -129,6 +130,41 @@ TEST(Rotation, UnquantizedRingWithBlocksThatDoNotDivideItsAlignment) {
       codec::ref::RotateInverse(spec, y0.data(), count, 0, DType::kFloat32, want.data());
       ASSERT_EQ(0, std::memcmp(want.data(), out[0].data(), count * 4)) << "block " << block;
     }
+}
+
+// The rotation is applied on the way in and out, tile by tile inside each microshard and codec
+// part (CallIo::RotatedTiles, DecodeOut), and the schedule in between is the unrotated one. So
+// a rotated call on f32 inputs is bitwise the unrotated call on the reference-rotated inputs,
+// inverse-rotated by the reference: checked with segments of several tiles and parts
+// (one microshard, threads 1 and 2), for the quantized schedules and codecs.
+TEST(Rotation, RotatedCallIsTheUnrotatedCallOnRotatedInputs) {
+  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi, Algorithm::kFull})
+    for (Codec c : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3})
+      for (uint32_t threads : {1u, 2u}) {
+        const int n = 3;
+        const size_t count = size_t(n) * 2 * 40000 + 77;  // shards of 80000: 2 parts, 10 tiles
+        auto in = WithOutliers(n, count, DType::kFloat32, 5 + size_t(a) * 7 + size_t(c));
+        AllReduceOptions rot = Rotated(a, Phases::kRSAG, c);
+        rot.microshards = 1;
+        rot.threads = threads;
+        AllReduceOptions plain = rot;
+        plain.rotation = Rotation::kNone;
+        const codec::RotationSpec spec{uint32_t(RotationBlockOf(rot)), rot.seed};
+        std::vector<Buffer> rotated;
+        for (const Buffer& b : in) {
+          rotated.emplace_back(DType::kFloat32, count);
+          codec::ref::RotateForward(spec, DType::kFloat32, b.data(), count, 0,
+                                    static_cast<float*>(rotated.back().data()));
+        }
+        const auto got = Reduce(in, rot, false), base = Reduce(rotated, plain, false);
+        const std::string what = Name(rot, n, count, DType::kFloat32);
+        std::vector<float> want(count);
+        for (int r = 0; r < n; ++r) {
+          codec::ref::RotateInverse(spec, static_cast<const float*>(base[size_t(r)].data()), count, 0,
+                                    DType::kFloat32, want.data());
+          ASSERT_EQ(0, std::memcmp(want.data(), got[size_t(r)].data(), count * 4)) << what << " rank " << r;
+        }
+      }
 }
 
 TEST(Rotation, LowersTheErrorOnOutlierData) {
