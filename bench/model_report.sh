@@ -36,10 +36,11 @@ doc = open("docs/scale.md").read()
 parts = {
     "validation": open(f"{out}/summary.txt").read().rstrip("\n"),
     "projections": open(f"{out}/projections.md").read().rstrip("\n"),
+    "ranks_per_host": open(f"{out}/ranks_per_host.md").read().rstrip("\n"),
     "env": open(f"{out}/env.txt").read().rstrip("\n"),
 }
 for name, text in parts.items():
-    if name != "projections":
+    if name not in ("projections", "ranks_per_host"):
         text = "```\n" + text + "\n```"
     pat = re.compile(r"(<!-- model:%s -->\n)(?:.*?\n)?(<!-- /model:%s -->)" % (name, name), re.S)
     if not pat.search(doc):

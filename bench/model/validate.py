@@ -16,7 +16,8 @@ summary also gives how far two measurements of the same configuration in differe
 apart, the data's own repeatability.
 
   bench/model/validate.py --model build/release/tools/model/equarx-model --out DIR
-writes DIR/validation.csv (one row per point) and DIR/summary.txt.
+writes DIR/validation.csv (one row per point), DIR/summary.txt and DIR/ranks_per_host.md (the
+points with several ranks per host, as a table).
 """
 import csv
 import os
@@ -35,8 +36,12 @@ DATASETS = [
     ("formats", "netem_formats.csv", "netem_formats_env.txt"),
     ("auto", "netem_auto.csv", "netem_auto_env.txt"),
     ("rotation", "rotation/netem_1gbit_h4/rows.csv", "rotation/netem_1gbit_h4/env.txt"),
+    # Several ranks per host (2 and 4 hosts x 2 ranks; shared-memory rings inside a host, TCP
+    # between): hierarchical beside the flat schedules over the same ranks.
+    ("hier_h2x2", "hier_h2x2/rows.csv", "hier_h2x2/env.txt"),
+    ("hier_h4x2", "hier_h4x2/rows.csv", "hier_h4x2/env.txt"),
 ]
-OURS = {"ring", "full", "full_bidir", "semi", "two_shot"}
+OURS = {"ring", "full", "full_bidir", "semi", "two_shot", "hierarchical"}
 CORES = 2  # the measuring machine's cores, shared by all emulated hosts
 
 
@@ -89,7 +94,7 @@ def burst_ms(rate, gbit):
 def predict(model, p, alpha_us, per_message_us, stack_ns):
     r = p["rates"]
     text = run_model(model, [
-        "--csv", "--hosts", str(p["hosts"]), "--link-gbit", "%.6g" % p["gbit"],
+        "--csv", "--hosts", str(p["hosts"]), "--ranks-per-host", str(p["rph"]), "--link-gbit", "%.6g" % p["gbit"],
         "--burst-ms", "%.6g" % burst_ms(p["rate"], p["gbit"]), "--stack-ns-per-byte", "%.6g" % stack_ns,
         "--alpha-us", "%.6g" % alpha_us, "--per-message-us", "%.6g" % per_message_us,
         "--cores-per-host", "%.6g" % (CORES / p["hosts"]), "-d", p["dtype"], "-b", str(p["size"]),
@@ -128,10 +133,11 @@ def main():
                     skipped["other mode"] += 1
                     continue
                 hosts = int(row["hosts"])
+                rph = int(row.get("ranks_per_host") or 1)
                 # A run without its own link check (the formats run): the nominal rate.
                 key = (hosts, row["rate"])
                 gbit = rates[key] if key in rates else nominal_gbit(row["rate"])
-                points.append(dict(dataset=name, hosts=hosts, rate=row["rate"],
+                points.append(dict(dataset=name, hosts=hosts, rph=rph, rate=row["rate"],
                                    gbit=gbit, dtype=row["dtype"],
                                    algo=row["algo"], phases=row["phases"], codec=row["codec"],
                                    block=row["block"], size=int(row["size_bytes"]),
@@ -164,13 +170,14 @@ def main():
 
     for p in points:
         r = predict(a.model, p, alpha, per_message, stack)
-        assert abs(float(r["time_us"]) - model_time(r, p["hosts"], alpha, per_message, stack)) < 0.01, r
+        if p["algo"] != "hierarchical":  # model_time is the flat total (the fit's rows)
+            assert abs(float(r["time_us"]) - model_time(r, p["hosts"], alpha, per_message, stack)) < 0.01, r
         p["predicted_us"] = float(r["time_us"])
         p["predicted_wire"] = int(r["wire_bytes_per_rank"])
         p["err_pct"] = 100.0 * (p["predicted_us"] - p["measured_us"]) / p["measured_us"]
         p["set"] = "calibration" if p in calib else "held-out"
 
-    fields = ["set", "dataset", "hosts", "rate", "gbit", "dtype", "algo", "phases", "codec", "block",
+    fields = ["set", "dataset", "hosts", "rph", "rate", "gbit", "dtype", "algo", "phases", "codec", "block",
               "size", "measured_us", "predicted_us", "err_pct", "measured_wire", "predicted_wire",
               "options"]
     with open(os.path.join(a.out, "validation.csv"), "w", newline="") as f:
@@ -198,14 +205,14 @@ def main():
              summary(points, "all points"), summary(held, "held-out points"),
              summary([p for p in held if p["size"] >= (1 << 20)], "held-out, >= 1 MiB"),
              summary([p for p in held if p["size"] < (1 << 20)], "held-out, < 1 MiB")]
-    for key in ("dataset", "algo", "rate", "hosts"):
+    for key in ("dataset", "algo", "rate", "hosts", "rph"):
         for v in sorted({str(p[key]) for p in held}):
             lines.append(summary([p for p in held if str(p[key]) == v], "held-out, %s = %s" % (key, v)))
     # Repeatability of the measurements themselves: the same configuration (hosts, rate, dtype,
     # options, size) measured in two runs (the auto run repeats the sweep's bf16 rows).
     seen, rep = {}, []
     for p in points:
-        key = (p["hosts"], p["rate"], p["dtype"], p["options"], p["size"])
+        key = (p["hosts"], p["rph"], p["rate"], p["dtype"], p["options"], p["size"])
         if key in seen and seen[key]["dataset"] != p["dataset"]:
             x, y = seen[key]["measured_us"], p["measured_us"]
             rep.append(100.0 * abs(x - y) / min(x, y))
@@ -222,6 +229,18 @@ def main():
     lines.append("wire bytes equal to the model's: %d of %d rows; the others differ by %s bytes "
                  "(hosts, measured - model)" % (len(exact), len(points), diffs))
     text = "\n".join(lines) + "\n"
+    # Every point with several ranks per host, as a table (docs/scale.md).
+    table = ["| hosts x ranks | algorithm | size | measured | model | error | wire bytes (rank 0) = model's |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for p in sorted((p for p in points if p["rph"] > 1),
+                    key=lambda p: (p["hosts"], p["size"], p["algo"], p["measured_us"])):
+        table.append("| %d x %d | %s | %d MiB | %.1f ms | %.1f ms | %+.1f%% | %s |" % (
+            p["hosts"], p["rph"], p["algo"] + ("" if p["phases"] == "-" else " " + p["phases"]),
+            p["size"] >> 20, p["measured_us"] / 1e3, p["predicted_us"] / 1e3, p["err_pct"],
+            "yes" if p["measured_wire"] == p["predicted_wire"] else
+            "%+d (descriptor)" % (p["measured_wire"] - p["predicted_wire"])))
+    with open(os.path.join(a.out, "ranks_per_host.md"), "w") as f:
+        f.write("\n".join(table) + "\n")
     with open(os.path.join(a.out, "summary.txt"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
