@@ -4,16 +4,19 @@
 # build requirements from PyPI once, (re)builds equarx with `pip install --no-build-isolation`
 # (incremental: the CMake tree stays in build/python/), then runs pytest on tests/python.
 #
-# The PyTorch tests (tests/python/test_torch.py) run in a second environment, .venv-torch/:
-# Debian's CPU build of PyTorch (apt package python3-torch, 1.13; PyTorch from PyPI would pull
-# several GB of CUDA wheels), seen through --system-site-packages and pinned to Debian's numpy,
-# with this equarx package linked in.
+# The PyTorch tests (tests/python/test_torch.py) run twice, with this equarx package linked in:
+#   - in .venv-torch/: Debian's CPU build of PyTorch (apt package python3-torch, 1.13), seen
+#     through --system-site-packages and pinned to Debian's numpy;
+#   - in .venv-torch2/: PyTorch 2.x from PyPI (python/requirements-torch2.txt pins it and its
+#     CUDA wheels, which its import needs even without a GPU: about 2.8 GB downloaded once into
+#     .cache/torch2-wheels/).
 #
 # Idempotent; a re-run with nothing changed takes seconds. Exit status is pytest's, except that
 # "no tests collected" (pytest's 5) is an error here (1).
 #   scripts/test_python.sh [PYTEST_ARGS...]
 # Environment: EQUARX_VENV (default .venv), EQUARX_PY_JOBS (build parallelism, default 2),
-# EQUARX_TORCH=0 skips the PyTorch tests, EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
+# EQUARX_TORCH=0 skips the PyTorch tests (EQUARX_TORCH2=0 only those under PyTorch 2.x),
+# EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
 # skip when build/release tools are absent. With CI=true every missing dependency (a module,
 # the XLA FFI handler, MPI, a tool, torch) fails instead of skipping (tests/python/_deps.py).
 set -euo pipefail
@@ -21,6 +24,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="${EQUARX_VENV:-$ROOT/.venv}"
 TORCH="${EQUARX_TORCH:-1}"
+TORCH2="${EQUARX_TORCH2:-$TORCH}"
 
 # Debian packages: venv support, Python's headers (`pip install .` compiles the extension),
 # and PyTorch for the torch tests.
@@ -83,4 +87,24 @@ EQUARX_REQUIRE_TORCH=1 "$TPY" -m pytest -q tests/python/test_torch.py "$@"
 trc=$?
 set -e
 [ "$rc" -ne 0 ] && exit "$rc"
-exit "$trc"
+[ "$trc" -ne 0 ] && exit "$trc"
+[ "$TORCH2" = 1 ] || exit 0
+
+# PyTorch 2.x: .venv-torch2 on PyPI's torch, every package pinned by
+# python/requirements-torch2.txt. The wheels are downloaded once into .cache/torch2-wheels/
+# (gitignored; about 2.8 GB, half a minute on a fast link) and installed from there.
+T2VENV="$ROOT/.venv-torch2"
+T2REQS="$ROOT/python/requirements-torch2.txt"
+T2STAMP="$T2VENV/.equarx-test-reqs"
+if [ ! -f "$T2STAMP" ] || ! cmp -s "$T2REQS" "$T2STAMP"; then
+  rm -rf "$T2VENV"
+  /usr/bin/python3 -m venv "$T2VENV"
+  WHEELS="$ROOT/.cache/torch2-wheels"
+  mkdir -p "$WHEELS"
+  "$T2VENV/bin/python" -m pip download -q --no-deps -d "$WHEELS" -r "$T2REQS"
+  "$T2VENV/bin/python" -m pip install -q --no-index --no-deps --find-links "$WHEELS" -r "$T2REQS"
+  cp "$T2REQS" "$T2STAMP"
+fi
+T2PY="$T2VENV/bin/python"
+ln -sfn "$PKG" "$("$T2PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/equarx"
+EQUARX_REQUIRE_TORCH=1 "$T2PY" -m pytest -q tests/python/test_torch.py "$@"

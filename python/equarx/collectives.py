@@ -12,6 +12,7 @@ for error feedback (updated in place), ``stats=True`` for the encode telemetry o
 (``last_stats``: dicts with the AllReduceStats fields).
 """
 
+import atexit
 import threading
 
 import numpy as np
@@ -113,6 +114,9 @@ class InProcessGroup:
 
 _groups = {}
 _groups_lock = threading.Lock()
+# The cached groups go before the interpreter tears the extension down (nanobind reports
+# instances still alive at that point as leaks).
+atexit.register(_groups.clear)
 
 
 def allreduce(arrays, *, dtype=None, inplace=False, residuals=None, **options):

@@ -251,6 +251,12 @@ class ProcessGroupEquarx(_C10D.ProcessGroup):
         super().__init__(rank, size)
         self._timeout = timeout
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, size, timeout)
+        if hasattr(self, "_register_backend"):
+            # torch 2.x: a process group dispatches the collectives this class does not define
+            # (all_gather_single, reduce_scatter_single, ...) to its device's backend.
+            gloo = _C10D.ProcessGroup.BackendType.GLOO
+            self._register_backend(torch.device("cpu"), gloo, self._gloo)
+            self._set_default_backend(gloo)
         comm = _bootstrap.from_store(dist.PrefixStore("equarx", store), rank, size, prefix="setup",
                                      timeout=timeout.total_seconds())
         self._equarx = _Communicator(comm, timeout)
