@@ -31,12 +31,12 @@
 #             back this way): CMD gets FAULT_NS_MPIEXEC (an mpirun across the namespaces, to
 #             which the caller adds -np, the BTLs and the program), FAULT_NS_NP, FAULT_IFACE
 #             (the subnet, for Open MPI's *_if_include) and FAULT_SOCKET_IFNAME (eqx0)
-#   torch     bench/torch/allreduce_bench.py in .venv-torch (scripts/test_python.sh makes it):
+#   torch     bench/torch/allreduce_bench.py in --torch-venv (scripts/test_python.sh makes it):
 #             torch.distributed all_reduce through the "equarx" backend (int8 full_bidir and
 #             two_shot rs+ag, the unquantized ring; bf16 tensors) and gloo on f32 tensors of
 #             the same element count, interleaved in one launch; the ranks bootstrap through
 #             torch's TCPStore on host 0, not MPI (mpirun only starts the processes)
-#   ddp       bench/torch/ddp_train.py in .venv-torch: DDP training, gloo f32 vs the equarx
+#   ddp       bench/torch/ddp_train.py in --torch-venv: DDP training, gloo f32 vs the equarx
 #             backend's hook (int8, int4, with and without error feedback), --ddp-steps steps
 #   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
 #             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
@@ -90,6 +90,9 @@ usage: bench/netem/run.sh [options]
                       the MPI peers are unaffected (default sockets, the library's default)
   --fault-runner CMD  the command of the faultmatrix config (a bash command line)
   --ddp-steps N       training steps of each ddp run (default 300)
+  --torch-venv DIR    the Python environment of the torch and ddp configs, relative to the
+                      repository: .venv-torch2 (PyTorch 2.15 from PyPI, default) or
+                      .venv-torch (Debian's 1.13); scripts/test_python.sh makes both
   --gemma3-model F    GGUF for the gemma3 config (default .venv/models/gemma-3-270m-q4_k_m.gguf)
   --gemma3-tokens L   prompt lengths of the gemma3 config (default 512,1024,2048)
   --gemma3-reps N     timed passes per configuration and length, after one warm-up (default 3)
@@ -100,7 +103,7 @@ EOF
 
 # ---------------------------------------------------------------- options
 ORIG_ARGS="$*"
-DDP_STEPS=300 RPH=1 THREADS=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
+DDP_STEPS=300 TORCH_VENV=.venv-torch2 RPH=1 THREADS=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
@@ -142,6 +145,7 @@ while [[ $# -gt 0 ]]; do
     --data-path) DATA_PATH=$2; shift ;;
     --fault-runner) FAULT_RUNNER=$2; shift ;;
     --ddp-steps) DDP_STEPS=$2; shift ;;
+    --torch-venv) TORCH_VENV=$2; shift ;;
     --gemma3-model) GEMMA3_MODEL=$2; shift ;;
     --gemma3-tokens) GEMMA3_TOKENS=$2; shift ;;
     --gemma3-reps) GEMMA3_REPS=$2; shift ;;
@@ -431,14 +435,14 @@ run_all_configs() {   # for the current topology and RATE
     rm -rf "$store"
   fi
   if has torch; then
-    local tpy="$REPO/.venv-torch/bin/python"
+    local tpy="$REPO/$TORCH_VENV/bin/python"
     [[ -x $tpy ]] || { log "torch: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
     launch torch "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$((29500 + RANDOM % 2000)) \
       -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "$REPO/bench/torch/allreduce_bench.py" -b "$MINB" -e "$MAXB" \
       -f "$FACTOR" -n "$ITERS" -w "$WARMUP" -J "$OUT/raw/${tag}_torch.jsonl"
   fi
   if has ddp; then
-    local tpy="$REPO/.venv-torch/bin/python"
+    local tpy="$REPO/$TORCH_VENV/bin/python"
     [[ -x $tpy ]] || { log "ddp: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
     launch ddp "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$((29500 + RANDOM % 2000)) \
       -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "$REPO/bench/torch/ddp_train.py" --steps "$DDP_STEPS" \
