@@ -36,7 +36,7 @@
 #             two_shot rs+ag, the unquantized ring; bf16 tensors) and gloo on f32 tensors of
 #             the same element count, interleaved in one launch; the ranks bootstrap through
 #             torch's TCPStore on host 0, not MPI (mpirun only starts the processes)
-#   ddp       bench/torch/ddp_train.py in --torch-venv: DDP training, gloo f32 vs the equarx
+#   ddp       bench/torch/ddp_train.py in --torch-venv under torchrun (--ddp-launcher): DDP training, gloo f32 vs the equarx
 #             backend's hook (int8, int4, with and without error feedback), --ddp-steps steps
 #   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
 #             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
@@ -90,6 +90,9 @@ usage: bench/netem/run.sh [options]
                       the MPI peers are unaffected (default sockets, the library's default)
   --fault-runner CMD  the command of the faultmatrix config (a bash command line)
   --ddp-steps N       training steps of each ddp run (default 300)
+  --ddp-launcher L    torchrun (default: a torchrun agent on every host, one worker each,
+                      static rendezvous at host 0; mpirun places the agents in their
+                      namespaces) or mpirun (mpirun starts the workers themselves)
   --torch-venv DIR    the Python environment of the torch and ddp configs, relative to the
                       repository: .venv-torch2 (PyTorch 2.15 from PyPI, default) or
                       .venv-torch (Debian's 1.13); scripts/test_python.sh makes both
@@ -103,7 +106,7 @@ EOF
 
 # ---------------------------------------------------------------- options
 ORIG_ARGS="$*"
-DDP_STEPS=300 TORCH_VENV=.venv-torch2 RPH=1 THREADS=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
+DDP_STEPS=300 DDP_LAUNCHER=torchrun TORCH_VENV=.venv-torch2 RPH=1 THREADS=1 HIER_INNER=two_shot HOSTS_LIST=4 RATES_LIST=1gbit CONFIGS=link,bf16,f32,mpi,mpi_ring,gloo
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
@@ -146,6 +149,7 @@ while [[ $# -gt 0 ]]; do
     --fault-runner) FAULT_RUNNER=$2; shift ;;
     --ddp-steps) DDP_STEPS=$2; shift ;;
     --torch-venv) TORCH_VENV=$2; shift ;;
+    --ddp-launcher) DDP_LAUNCHER=$2; shift ;;
     --gemma3-model) GEMMA3_MODEL=$2; shift ;;
     --gemma3-tokens) GEMMA3_TOKENS=$2; shift ;;
     --gemma3-reps) GEMMA3_REPS=$2; shift ;;
@@ -177,6 +181,7 @@ done
 [[ $RPH =~ ^[0-9]+$ && $RPH -ge 1 && $RPH -le 16 ]] || { echo "run.sh: --ranks-per-host must be 1..16" >&2; exit 2; }
 [[ $THREADS =~ ^[0-9]+$ && $THREADS -ge 1 && $THREADS -le 64 ]] || { echo "run.sh: --threads must be 1..64" >&2; exit 2; }
 [[ $DDP_STEPS =~ ^[0-9]+$ && $DDP_STEPS -ge 1 ]] || { echo "run.sh: --ddp-steps must be a positive integer" >&2; exit 2; }
+[[ $DDP_LAUNCHER == torchrun || $DDP_LAUNCHER == mpirun ]] || { echo "run.sh: --ddp-launcher must be torchrun or mpirun" >&2; exit 2; }
 if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3; }; then
   echo "run.sh: mpitest, mpifault, faultmatrix and gemma3 run one rank per host (--ranks-per-host 1)" >&2; exit 2
 fi
@@ -444,9 +449,22 @@ run_all_configs() {   # for the current topology and RATE
   if has ddp; then
     local tpy="$REPO/$TORCH_VENV/bin/python"
     [[ -x $tpy ]] || { log "ddp: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
-    launch ddp "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$((29500 + RANDOM % 2000)) \
-      -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "$REPO/bench/torch/ddp_train.py" --steps "$DDP_STEPS" \
-      -J "$OUT/raw/${tag}_ddp.jsonl"
+    local port=$((29500 + RANDOM % 2000))
+    local train=("$REPO/bench/torch/ddp_train.py" --steps "$DDP_STEPS" -J "$OUT/raw/${tag}_ddp.jsonl")
+    if [[ $DDP_LAUNCHER == torchrun ]]; then
+      # One torchrun agent per host (mpirun only puts each into its namespace), node rank =
+      # the host's index; the workers rendezvous through the agents' store on host 0.
+      local workaround=""  # Debian's 1.13 on Python 3.11 (docs/python.md, "Launching")
+      [[ $("$tpy" -c 'import torch; print(torch.__version__[0])') == 1 ]] && \
+        workaround="--redirects 2 --tee 2 --log_dir $OUT/raw/${tag}_torchrun"
+      launch ddp "$rate" -x GLOO_SOCKET_IFNAME=eqx0 -- bash -c \
+        "exec $tpy -m torch.distributed.run --nnodes $CUR_H --nproc_per_node 1 \
+           --node_rank \$OMPI_COMM_WORLD_RANK --master_addr $SUBNET.1 --master_port $port $workaround \
+           $(printf '%q ' "${train[@]}")"
+    else
+      launch ddp "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$port \
+        -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "${train[@]}"
+    fi
   fi
   if has hier; then
     launch hier "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
