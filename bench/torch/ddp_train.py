@@ -2,11 +2,12 @@
 """DDP training over a real (emulated) network: gloo f32 against the "equarx" backend's hook
 with int8 and int4, with and without error feedback; loss against step and wall-clock time.
 
-One process per rank; started by bench/netem/run.sh (config `ddp`) under mpirun across the
-emulated hosts, or by any launcher that sets the ranks (OMPI_COMM_WORLD_RANK/SIZE, or RANK and
-WORLD_SIZE as torchrun does) and MASTER_ADDR/MASTER_PORT:
+One process per rank; started by bench/netem/run.sh (config `ddp`) with torchrun on every
+emulated host (or with mpirun), or by any launcher that sets the ranks (RANK and WORLD_SIZE as
+torchrun does, or OMPI_COMM_WORLD_RANK/SIZE with MASTER_ADDR/MASTER_PORT):
 
-    python bench/torch/ddp_train.py --steps 300 --eval-every 25 -J rows.jsonl
+    torchrun --nnodes 4 --nproc_per_node 1 --node_rank H --master_addr HOST0 \
+        bench/torch/ddp_train.py --steps 300 --eval-every 25 -J rows.jsonl
 
 The task, model, batches and optimizer are examples/python/torch_ddp_train.py's (a character
 model of the GPL v3 text, ~0.33 M parameters, SGD with momentum). The process group is
