@@ -8,7 +8,7 @@
 #   - in .venv-torch/: Debian's CPU build of PyTorch (apt package python3-torch, 1.13), seen
 #     through --system-site-packages and pinned to Debian's numpy;
 #   - in .venv-torch2/: PyTorch 2.x from PyPI (python/requirements-torch2.txt pins it and its
-#     CUDA wheels, which its import needs even without a GPU: about 2.8 GB downloaded once into
+#     CUDA wheels, which its import needs even without a GPU: about 3.0 GB downloaded once into
 #     .cache/torch2-wheels/).
 #
 # Idempotent; a re-run with nothing changed takes seconds. Exit status is pytest's, except that
@@ -92,7 +92,7 @@ set -e
 
 # PyTorch 2.x: .venv-torch2 on PyPI's torch, every package pinned by
 # python/requirements-torch2.txt. The wheels are downloaded once into .cache/torch2-wheels/
-# (gitignored; about 2.8 GB, half a minute on a fast link) and installed from there.
+# (gitignored; about 3.0 GB, half a minute on a fast link) and installed from there.
 T2VENV="$ROOT/.venv-torch2"
 T2REQS="$ROOT/python/requirements-torch2.txt"
 T2STAMP="$T2VENV/.equarx-test-reqs"
