@@ -37,7 +37,8 @@
 #             the same element count, interleaved in one launch; the ranks bootstrap through
 #             torch's TCPStore on host 0, not MPI (mpirun only starts the processes)
 #   ddp       bench/torch/ddp_train.py in --torch-venv, under torchrun on every host
-#             (--ddp-launcher): DDP training, gloo f32 vs the equarx backend's hook (int8, int4, with and without error feedback), --ddp-steps steps
+#             (--ddp-launcher): DDP training, gloo f32 vs the equarx backend's hook (int8,
+#             int4, with and without error feedback), --ddp-steps steps
 #   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
 #             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
 # Output (--out DIR): rows.jsonl (every row, tagged hosts/rate/launch), rows.csv, raw/*.log,
