@@ -99,12 +99,7 @@ def main():
         steps = args.steps if opts is None else int(round(args.steps * (1 + args.extra)))
         for step in range(1, steps + 1):
             t0 = time.perf_counter()
-            x, y = ex.windows(train, rng.integers(0, len(train) - ex.CTX - 1, ex.BATCH))
-            loss = torch.nn.functional.cross_entropy(ddp(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
+            losses.append(ex.train_step(ddp, opt, train, rng).item())
             elapsed += time.perf_counter() - t0
             clock.append(elapsed)
             if step % args.eval_every == 0 or step == steps:

@@ -26,11 +26,7 @@ def main():
     times = []
     for _ in range(60):
         t = time.perf_counter()
-        x, y = ex.windows(train, rng.integers(0, len(train) - ex.CTX - 1, ex.BATCH))
-        loss = torch.nn.functional.cross_entropy(net(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        ex.train_step(net, opt, train, rng)
         times.append(time.perf_counter() - t)
     print(f"torch {torch.__version__}: median step {1e3 * float(np.median(times[10:])):.2f} ms "
           "(one rank, one thread)")

@@ -72,6 +72,17 @@ def windows(ids, starts):
     return w[:, :CTX], w[:, CTX]
 
 
+def train_step(net, opt, train, rng):
+    """One step on a random batch of `train` (drawn from `rng`): forward, backward, optimizer
+    step; returns the loss tensor."""
+    x, y = windows(train, rng.integers(0, len(train) - CTX - 1, BATCH))
+    loss = torch.nn.functional.cross_entropy(net(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def worker(rank, world, port, steps, outdir):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
@@ -90,12 +101,7 @@ def worker(rank, world, port, steps, outdir):
         losses = []
         t0 = time.perf_counter()
         for _ in range(steps):
-            x, y = windows(train, rng.integers(0, len(train) - CTX - 1, BATCH))
-            loss = torch.nn.functional.cross_entropy(ddp(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
+            losses.append(train_step(ddp, opt, train, rng).item())
         seconds = time.perf_counter() - t0
         # Held-out loss and accuracy (every rank computes the same; rank 0 reports).
         with torch.no_grad():
