@@ -6,8 +6,8 @@
 // unit defines its traits struct and then writes
 //   EQUARX_BLOCK_FORMAT_IMPLS(NAME, KERNELS)      inside HWY_NAMESPACE, and
 //   EQUARX_BLOCK_FORMAT_EXPORTS(NAME, USE_REF)   in its HWY_ONCE part,
-// which define NAME##EncodeImpl etc. (running FormatKernels<F>) and the dispatched
-// internal::NAME##Encode etc. that dispatch.cc calls.
+// which define NAME##EncodeImpl etc. (running FormatKernels<F>) and the unit's row
+// internal::k##NAME##Kernels of the kernel table (internal.h) that dispatch.cc calls.
 #if defined(EQUARX_CODEC_BLOCK_DAE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EQUARX_CODEC_BLOCK_DAE_INL_H_
 #undef EQUARX_CODEC_BLOCK_DAE_INL_H_
@@ -325,36 +325,37 @@ HWY_AFTER_NAMESPACE();
     KERNELS(spec, DecodeAccumulateEncode)(spec, wire_in, n, t, local, wire_out, stats);           \
   }
 
-// In the HWY_ONCE part: the dispatch tables and internal::NAME##Encode etc. for dispatch.cc.
-// Where USE_REFERENCE(spec) is true the scalar reference runs instead (int4's odd blocks).
+// In the HWY_ONCE part: the dispatch tables and the unit's row internal::k##NAME##Kernels of
+// the kernel table that dispatch.cc reads. Where USE_REFERENCE(spec) is true the scalar
+// reference runs instead (int4's odd blocks).
 #define EQUARX_BLOCK_FORMAT_EXPORTS(NAME, USE_REFERENCE)                                          \
   HWY_EXPORT(NAME##EncodeImpl);                                                                   \
   HWY_EXPORT(NAME##DecodeImpl);                                                                   \
   HWY_EXPORT(NAME##DecodeAccumulateImpl);                                                         \
   HWY_EXPORT(NAME##DecodeAccumulateEncodeImpl);                                                   \
   namespace internal {                                                                            \
-  void NAME##Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,     \
-                    EncodeStats* stats) {                                                         \
-    if (USE_REFERENCE(spec)) return ref::Encode(spec, t, src, n, wire, stats);                   \
-    HWY_DYNAMIC_DISPATCH(NAME##EncodeImpl)(spec, t, src, n, wire, stats);                         \
-  }                                                                                               \
-  void NAME##Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {   \
-    if (USE_REFERENCE(spec)) return ref::Decode(spec, wire, n, t, dst);                          \
-    HWY_DYNAMIC_DISPATCH(NAME##DecodeImpl)(spec, wire, n, t, dst);                                \
-  }                                                                                               \
-  void NAME##DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,      \
-                              const void* local, float* out) {                                    \
-    if (USE_REFERENCE(spec)) return ref::DecodeAccumulate(spec, wire, n, t, local, out);         \
-    HWY_DYNAMIC_DISPATCH(NAME##DecodeAccumulateImpl)(spec, wire, n, t, local, out);               \
-  }                                                                                               \
-  void NAME##DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,      \
-                                    DType t, const void* local, uint8_t* wire_out,                \
-                                    EncodeStats* stats) {                                         \
-    if (USE_REFERENCE(spec))                                                                      \
-      return ref::DecodeAccumulateEncode(spec, wire_in, n, t, local, wire_out, stats);           \
-    HWY_DYNAMIC_DISPATCH(NAME##DecodeAccumulateEncodeImpl)(spec, wire_in, n, t, local, wire_out, \
-                                                           stats);                                \
-  }                                                                                               \
+  const BlockKernels k##NAME##Kernels = {                                                         \
+      [](const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,                 \
+         EncodeStats* stats) {                                                                    \
+        if (USE_REFERENCE(spec)) return ref::Encode(spec, t, src, n, wire, stats);               \
+        HWY_DYNAMIC_DISPATCH(NAME##EncodeImpl)(spec, t, src, n, wire, stats);                     \
+      },                                                                                          \
+      [](const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst) {               \
+        if (USE_REFERENCE(spec)) return ref::Decode(spec, wire, n, t, dst);                      \
+        HWY_DYNAMIC_DISPATCH(NAME##DecodeImpl)(spec, wire, n, t, dst);                            \
+      },                                                                                          \
+      [](const WireSpec& spec, const uint8_t* wire, size_t n, DType t, const void* local,         \
+         float* out) {                                                                            \
+        if (USE_REFERENCE(spec)) return ref::DecodeAccumulate(spec, wire, n, t, local, out);     \
+        HWY_DYNAMIC_DISPATCH(NAME##DecodeAccumulateImpl)(spec, wire, n, t, local, out);           \
+      },                                                                                          \
+      [](const WireSpec& spec, const uint8_t* wire_in, size_t n, DType t, const void* local,      \
+         uint8_t* wire_out, EncodeStats* stats) {                                                 \
+        if (USE_REFERENCE(spec))                                                                  \
+          return ref::DecodeAccumulateEncode(spec, wire_in, n, t, local, wire_out, stats);       \
+        HWY_DYNAMIC_DISPATCH(NAME##DecodeAccumulateEncodeImpl)(spec, wire_in, n, t, local,        \
+                                                               wire_out, stats);                  \
+      }};                                                                                         \
   }  // namespace internal
 
 #endif  // EQUARX_CODEC_BLOCK_FORMAT_MACROS_

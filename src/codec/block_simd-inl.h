@@ -134,6 +134,13 @@ HWY_INLINE VI FloorSum(VF y, VF u) {
   return hn::Add(r, too_big);  // mask lanes are -1
 }
 
+// clamp(q, -kQInt, kQInt): the integer formats' saturation.
+template <int kQInt>
+HWY_INLINE VI ClampQ(VI q) {
+  const DI di;
+  return hn::Min(hn::Max(q, hn::Set(di, -kQInt)), hn::Set(di, kQInt));
+}
+
 // ---- counter-based random bits (the vector form of internal::HashBits) --------------------
 
 HWY_INLINE VU Mix32V(VU h) {

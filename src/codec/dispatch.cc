@@ -1,8 +1,8 @@
 // equarx codec — public kernel entry points and SIMD target control.
 //
-// Each entry point picks the format's kernel family (int8_block.cc, int4_block.cc,
-// fp8_block.cc for e4m3/e5m2, raw.cc; Highway foreach_target units with their own dispatch
-// tables). Identity conversions (a raw wire of
+// Each entry point picks the format's row of the kernel table (internal::BlockKernelsOf:
+// int8_block.cc, int4_block.cc, fp8_block.cc for e4m3/e5m2) or raw.cc; each is a Highway
+// foreach_target unit with its own dispatch tables. Identity conversions (a raw wire of
 // the caller's own dtype) are plain bit copies, as in the reference.
 //
 // Target control: Highway 1.0.3 chooses the target from hwy::SupportedTargets(), which
@@ -27,12 +27,8 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
             EncodeStats* stats) {
   if (n == 0) return;
-  if (spec.format == Format::kInt8Block) {
-    internal::Int8Encode(spec, src_type, src, n, wire, stats);
-  } else if (spec.format == Format::kInt4Block) {
-    internal::Int4Encode(spec, src_type, src, n, wire, stats);
-  } else if (internal::IsBlockFormat(spec.format)) {
-    internal::Fp8Encode(spec, src_type, src, n, wire, stats);
+  if (const internal::BlockKernels* k = internal::BlockKernelsOf(spec.format)) {
+    k->encode(spec, src_type, src, n, wire, stats);
   } else if (spec.format == RawFormatOf(src_type)) {
     std::memcpy(wire, src, n * DTypeSize(src_type));
   } else {
@@ -42,12 +38,8 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
 
 void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst) {
   if (n == 0) return;
-  if (spec.format == Format::kInt8Block) {
-    internal::Int8Decode(spec, wire, n, dst_type, dst);
-  } else if (spec.format == Format::kInt4Block) {
-    internal::Int4Decode(spec, wire, n, dst_type, dst);
-  } else if (internal::IsBlockFormat(spec.format)) {
-    internal::Fp8Decode(spec, wire, n, dst_type, dst);
+  if (const internal::BlockKernels* k = internal::BlockKernelsOf(spec.format)) {
+    k->decode(spec, wire, n, dst_type, dst);
   } else if (spec.format == RawFormatOf(dst_type)) {
     std::memcpy(dst, wire, n * DTypeSize(dst_type));
   } else {
@@ -58,12 +50,8 @@ void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* 
 void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
                       const void* local, float* out_f32) {
   if (n == 0) return;
-  if (spec.format == Format::kInt8Block) {
-    internal::Int8DecodeAccumulate(spec, wire, n, local_type, local, out_f32);
-  } else if (spec.format == Format::kInt4Block) {
-    internal::Int4DecodeAccumulate(spec, wire, n, local_type, local, out_f32);
-  } else if (internal::IsBlockFormat(spec.format)) {
-    internal::Fp8DecodeAccumulate(spec, wire, n, local_type, local, out_f32);
+  if (const internal::BlockKernels* k = internal::BlockKernelsOf(spec.format)) {
+    k->decode_accumulate(spec, wire, n, local_type, local, out_f32);
   } else {
     internal::RawDecodeAccumulate(spec.format, wire, n, local_type, local, out_f32);
   }
@@ -77,12 +65,8 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
 void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
                             const void* local, uint8_t* wire_out, EncodeStats* stats) {
   if (n == 0) return;
-  if (spec.format == Format::kInt8Block) {
-    internal::Int8DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, stats);
-  } else if (spec.format == Format::kInt4Block) {
-    internal::Int4DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, stats);
-  } else if (internal::IsBlockFormat(spec.format)) {
-    internal::Fp8DecodeAccumulateEncode(spec, wire_in, n, local_type, local, wire_out, stats);
+  if (const internal::BlockKernels* k = internal::BlockKernelsOf(spec.format)) {
+    k->decode_accumulate_encode(spec, wire_in, n, local_type, local, wire_out, stats);
   } else {
     internal::RawDecodeAccumulateEncode(spec.format, wire_in, n, local_type, local, wire_out);
   }

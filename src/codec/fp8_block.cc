@@ -70,10 +70,15 @@ struct Fp8Base {
   static HWY_INLINE void QuantizeBlock(Load, VF, size_t, uint8_t*, size_t, size_t*) {}
 };
 
-struct E4M3Fmt : Fp8Base {
-  static constexpr Format kFormat = Format::kFp8E4M3Block;
-  static constexpr float kQ = 448.0f;
-  static HWY_INLINE VI Round(VF y) { return Fp8Round<7, 3, 0x43E00000u>(y); }
+// One fp8 grid: exponent bias kBias, kM mantissa bits, saturation kSatBits (the f32 bits of
+// Q). Decode: normal codes by shifting the exponent-mantissa bits into place and rebiasing,
+// subnormal codes (exponent field 0) as em * 2^(1 - bias - kM), then the specials: e4m3 has
+// NaN at em = 0x7F only; e5m2 has Inf at em = 0x7C and NaN above it.
+template <Format kF, int kBias, int kM, uint32_t kSatBits>
+struct Fp8Fmt : Fp8Base {
+  static constexpr Format kFormat = kF;
+  static constexpr float kQ = kM == 3 ? 448.0f : 57344.0f;  // the float of kSatBits
+  static HWY_INLINE VI Round(VF y) { return Fp8Round<kBias, kM, kSatBits>(y); }
   static HWY_INLINE VI RoundSR(VF y, VF) { return Round(y); }
   static HWY_INLINE VF Decode(VI q, VF vs) {
     const DF df;
@@ -83,38 +88,26 @@ struct E4M3Fmt : Fp8Base {
     const VU sign = hn::ShiftLeft<24>(hn::And(c, hn::Set(du, 0x80u)));
     const VU em = hn::And(c, hn::Set(du, 0x7Fu));
     const VI emi = hn::BitCast(di, em);
-    const VU normal = hn::Add(hn::ShiftLeft<20>(em), hn::Set(du, (127u - 7u) << 23));
-    const VU sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, emi), hn::Set(df, 0x1p-9f)));
-    const VU mag = hn::IfThenElse(hn::RebindMask(du, emi < hn::Set(di, 8)), sub, normal);
-    const VF v = hn::Mul(hn::BitCast(df, hn::Or(mag, sign)), vs);
-    const auto nan = hn::RebindMask(df, hn::Eq(emi, hn::Set(di, 0x7F)));
-    return hn::IfThenElse(nan, hn::BitCast(df, hn::Set(du, kCanonicalNaN)), v);
-  }
-};
-
-struct E5M2Fmt : Fp8Base {
-  static constexpr Format kFormat = Format::kFp8E5M2Block;
-  static constexpr float kQ = 57344.0f;
-  static HWY_INLINE VI Round(VF y) { return Fp8Round<15, 2, 0x47600000u>(y); }
-  static HWY_INLINE VI RoundSR(VF y, VF) { return Round(y); }
-  static HWY_INLINE VF Decode(VI q, VF vs) {
-    const DF df;
-    const DI di;
-    const DU du;
-    const VU c = hn::BitCast(du, q);
-    const VU sign = hn::ShiftLeft<24>(hn::And(c, hn::Set(du, 0x80u)));
-    const VU em = hn::And(c, hn::Set(du, 0x7Fu));  // as f16 bits: em << 8 (exponent < 31 here)
-    const VI emi = hn::BitCast(di, em);
-    const VU normal = hn::Add(hn::ShiftLeft<21>(em), hn::Set(du, (127u - 15u) << 23));
-    const VU sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, emi), hn::Set(df, 0x1p-16f)));
-    const VU mag = hn::IfThenElse(hn::RebindMask(du, emi < hn::Set(di, 4)), sub, normal);
+    const VU normal =
+        hn::Add(hn::ShiftLeft<23 - kM>(em), hn::Set(du, uint32_t(127 - kBias) << 23));
+    const float sub_unit = kM == 3 ? 0x1p-9f : 0x1p-16f;  // 2^(1 - bias - kM)
+    static_assert(kM == 3 ? kBias == 7 : (kM == 2 && kBias == 15), "e4m3 or e5m2");
+    const VU sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, emi), hn::Set(df, sub_unit)));
+    const VU mag = hn::IfThenElse(hn::RebindMask(du, emi < hn::Set(di, 1 << kM)), sub, normal);
     VF v = hn::Mul(hn::BitCast(df, hn::Or(mag, sign)), vs);
-    const VF inf = hn::BitCast(df, hn::Or(sign, hn::Set(du, kInfBits)));
-    v = hn::IfThenElse(hn::RebindMask(df, hn::Eq(emi, hn::Set(di, 0x7C))), inf, v);
-    const auto nan = hn::RebindMask(df, emi > hn::Set(di, 0x7C));
-    return hn::IfThenElse(nan, hn::BitCast(df, hn::Set(du, kCanonicalNaN)), v);
+    if constexpr (kM == 3) {
+      const auto nan = hn::RebindMask(df, hn::Eq(emi, hn::Set(di, 0x7F)));
+      return hn::IfThenElse(nan, hn::BitCast(df, hn::Set(du, kCanonicalNaN)), v);
+    } else {
+      const VF inf = hn::BitCast(df, hn::Or(sign, hn::Set(du, kInfBits)));
+      v = hn::IfThenElse(hn::RebindMask(df, hn::Eq(emi, hn::Set(di, 0x7C))), inf, v);
+      const auto nan = hn::RebindMask(df, emi > hn::Set(di, 0x7C));
+      return hn::IfThenElse(nan, hn::BitCast(df, hn::Set(du, kCanonicalNaN)), v);
+    }
   }
 };
+using E4M3Fmt = Fp8Fmt<Format::kFp8E4M3Block, 7, 3, 0x43E00000u>;   // Q = 448
+using E5M2Fmt = Fp8Fmt<Format::kFp8E5M2Block, 15, 2, 0x47600000u>;  // Q = 57344
 
 }  // namespace
 

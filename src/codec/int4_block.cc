@@ -25,12 +25,6 @@ namespace equarx::codec {
 namespace HWY_NAMESPACE {
 namespace {
 
-template <int kQInt>
-HWY_INLINE VI ClampQ(VI q) {
-  const DI di;
-  return hn::Min(hn::Max(q, hn::Set(di, -kQInt)), hn::Set(di, kQInt));
-}
-
 struct Int4Fmt {
   static constexpr Format kFormat = Format::kInt4Block;
   static constexpr float kQ = 7.0f;

@@ -25,12 +25,6 @@ namespace equarx::codec {
 namespace HWY_NAMESPACE {
 namespace {
 
-template <int kQInt>
-HWY_INLINE VI ClampQ(VI q) {
-  const DI di;
-  return hn::Min(hn::Max(q, hn::Set(di, -kQInt)), hn::Set(di, kQInt));
-}
-
 // roundeven(y) for |y| < 2^31: on x86 one cvtps2dq, which rounds by MXCSR (round to nearest
 // even: the default mode the whole codec assumes); elsewhere the magic add.
 HWY_INLINE VI RoundEvenFast(VF y) {

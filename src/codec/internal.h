@@ -243,30 +243,31 @@ void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t l
                     EncodeStats* stats, uint8_t* subs = nullptr);
 
 // ---- SIMD units (int8_block.cc, int4_block.cc, fp8_block.cc: e4m3/e5m2, raw.cc) ---------------
-void Int8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-                EncodeStats* stats);
-void Int8Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst);
-void Int8DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                          const void* local, float* out);
-void Int8DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                                DType t, const void* local, uint8_t* wire_out,
-                                EncodeStats* stats);
-void Int4Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-                EncodeStats* stats);
-void Int4Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst);
-void Int4DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                          const void* local, float* out);
-void Int4DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                                DType t, const void* local, uint8_t* wire_out,
-                                EncodeStats* stats);
-void Fp8Encode(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
-               EncodeStats* stats);
-void Fp8Decode(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst);
-void Fp8DecodeAccumulate(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
-                         const void* local, float* out);
-void Fp8DecodeAccumulateEncode(const WireSpec& spec, const uint8_t* wire_in, size_t n,
-                               DType t, const void* local, uint8_t* wire_out,
-                               EncodeStats* stats);
+/// The dispatched kernels of one block-format unit (a row of the codec's kernel table; each
+/// unit's EQUARX_BLOCK_FORMAT_EXPORTS defines its row). Same contracts as codec.h's kernels.
+struct BlockKernels {
+  void (*encode)(const WireSpec& spec, DType t, const void* src, size_t n, uint8_t* wire,
+                 EncodeStats* stats);
+  void (*decode)(const WireSpec& spec, const uint8_t* wire, size_t n, DType t, void* dst);
+  void (*decode_accumulate)(const WireSpec& spec, const uint8_t* wire, size_t n, DType t,
+                            const void* local, float* out);
+  void (*decode_accumulate_encode)(const WireSpec& spec, const uint8_t* wire_in, size_t n,
+                                   DType t, const void* local, uint8_t* wire_out,
+                                   EncodeStats* stats);
+};
+extern const BlockKernels kInt8Kernels;  // int8_block.cc
+extern const BlockKernels kInt4Kernels;  // int4_block.cc
+extern const BlockKernels kFp8Kernels;   // fp8_block.cc: e4m3 and e5m2
+/// The row of a block format; null for the raw formats.
+inline const BlockKernels* BlockKernelsOf(Format f) {
+  switch (f) {
+    case Format::kInt8Block: return &kInt8Kernels;
+    case Format::kInt4Block: return &kInt4Kernels;
+    case Format::kFp8E4M3Block:
+    case Format::kFp8E5M2Block: return &kFp8Kernels;
+    default: return nullptr;
+  }
+}
 int64_t DispatchedTarget();
 void RawEncode(Format f, DType src_type, const void* src, size_t n, uint8_t* wire);
 void RawDecode(Format f, const uint8_t* wire, size_t n, DType dst_type, void* dst);
