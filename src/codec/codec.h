@@ -154,40 +154,6 @@ size_t PartGranule(const WireSpec& spec);
 /// PartGranule(spec)) and runs to the next part's start or n.
 WirePart PartOf(const WireSpec& spec, size_t n, size_t begin);
 
-// ---- Kernels (runtime-dispatched to the best SIMD target) ------------------------------
-// `src`/`local` are arrays of `*_type`; `acc`/`out_f32` are f32 arrays. Wire buffers need no
-// alignment. Pointers of different arguments must not overlap unless stated.
-
-/// wire <- encode(src)
-void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire);
-/// The same, adding this segment's telemetry to *stats (block formats; raw formats add
-/// nothing). A null stats is the plain Encode.
-void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
-            EncodeStats* stats);
-
-/// dst <- convert_to_dst_type(decode(wire))   (f32 -> bf16/f16 rounds to nearest even)
-void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst);
-
-/// out_f32[i] <- f32(local[i]) + decode(wire)[i]. `out_f32` may equal `local` when
-/// local_type is f32.
-void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
-                      const void* local, float* out_f32);
-
-/// wire_out <- encode(f32(local[i]) + decode(wire_in)[i]), with the f32 sums never stored.
-void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
-                            const void* local, uint8_t* wire_out);
-/// The same, adding the telemetry of the encode of the sums to *stats (null: none).
-void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
-                            const void* local, uint8_t* wire_out, EncodeStats* stats);
-
-/// dst <- src converted between dtypes (round to nearest even, canonical NaN).
-void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
-
-/// Error feedback: residual[i] += d with d = exact[i] - f32(got[i]) (f32 subtract, then add)
-/// where d is finite, += 0 where it is not. Elementwise, so the same bits on every target.
-void AccumulateLoss(DType got_type, const void* got, const float* exact, size_t n,
-                    float* residual);
-
 // ---- Rotation (hadamard.cc; reference in reference_rotation.cc) --------------------------
 // The randomized Walsh-Hadamard rotation of Rotation::kHadamard. The tensor is cut into
 // rotation blocks of `block` elements anchored at element 0 (the codec's block grid; the last
@@ -207,38 +173,13 @@ struct RotationSpec {
 };
 /// The 64 sign bits of elements 64c .. 64c+63 of rotation block b.
 uint64_t RotationSignWord(uint64_t seed, uint64_t b, uint32_t c);
-/// out <- forward(f32(src)) for the n elements starting at absolute element `offset`, which
-/// must be a multiple of spec.block; a last block shorter than spec.block is the tensor's tail.
-/// `out` may equal `src` when src_type is f32.
-void RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
-                   float* out);
-/// dst <- convert_to_dst_type(inverse(in)), same segment rules; `dst` may equal `in` for f32.
-void RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
-                   void* dst);
-/// Whether every value is finite and |x| < 2^100: the calls whose inputs are not run unrotated
-/// (a butterfly would spread a NaN or Inf over its block, or overflow).
-bool SafeToRotate(DType type, const void* src, size_t n);
+
+// ---- Kernels (runtime-dispatched to the best SIMD target; signatures in kernels.inc) -------
+#include "codec/kernels.inc"  // IWYU pragma: export
 
 // ---- Scalar reference: the executable specification; same signatures. ------------------
 namespace ref {
-void RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
-                   float* out);
-void RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
-                   void* dst);
-bool SafeToRotate(DType type, const void* src, size_t n);
-void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire);
-void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
-            EncodeStats* stats);
-void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst);
-void DecodeAccumulate(WireSpec spec, const uint8_t* wire, size_t n, DType local_type,
-                      const void* local, float* out_f32);
-void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
-                            const void* local, uint8_t* wire_out);
-void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DType local_type,
-                            const void* local, uint8_t* wire_out, EncodeStats* stats);
-void Convert(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
-void AccumulateLoss(DType got_type, const void* got, const float* exact, size_t n,
-                    float* residual);
+#include "codec/kernels.inc"  // IWYU pragma: export
 
 // Scalar conversions used by everything else (tools, tests).
 float BF16ToF32(uint16_t h);
