@@ -29,6 +29,7 @@
 
 #include <cstring>
 
+#include "codec/convert_simd-inl.h"
 #include "codec/internal.h"
 #include "hwy/highway.h"
 
@@ -82,17 +83,8 @@ HWY_INLINE VF LoadF(const void* p, size_t i) {
     const VU h = hn::PromoteTo(du, hn::LoadU(D16(), static_cast<const uint16_t*>(p) + i));
     if constexpr (T == DType::kBFloat16) {
       return hn::BitCast(df, hn::ShiftLeft<16>(h));
-    } else {  // f16 -> f32, exact (same as raw.cc F16BitsToF32)
-      const DI di;
-      const VU sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
-      const VU em = hn::And(h, hn::Set(du, 0x7FFFu));
-      const VI emi = hn::BitCast(di, em);
-      const VU normal = hn::Add(hn::ShiftLeft<13>(em), hn::Set(du, (127u - 15u) << 23));
-      const VU special = hn::Add(hn::ShiftLeft<13>(em), hn::Set(du, (255u - 31u) << 23));
-      const VU sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, emi), hn::Set(df, 0x1p-24f)));
-      VU mag = hn::IfThenElse(hn::RebindMask(du, emi < hn::Set(di, 0x400)), sub, normal);
-      mag = hn::IfThenElse(hn::RebindMask(du, emi > hn::Set(di, 0x7BFF)), special, mag);
-      return hn::BitCast(df, hn::Or(mag, sign));
+    } else {
+      return cvt::F16BitsToF32(h);  // exact
     }
   }
 }

@@ -26,6 +26,7 @@
 #define HWY_TARGET_INCLUDE "codec/raw.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "codec/convert_simd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace equarx::codec {
@@ -41,24 +42,11 @@ using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 using VU = hn::Vec<DU>;
 
-// ---- Vector conversions (shared in spirit with int8_block.cc, which repeats the loads) ----
+// ---- Vector conversions ----------------------------------------------------------------
 
 HWY_INLINE VF BF16BitsToF32(VU h) { return hn::BitCast(DF(), hn::ShiftLeft<16>(h)); }
 
-HWY_INLINE VF F16BitsToF32(VU h) {
-  const DF df;
-  const DI di;
-  const DU du;
-  const VU sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
-  const VU em = hn::And(h, hn::Set(du, 0x7FFFu));
-  const VI emi = hn::BitCast(di, em);
-  const VU normal = hn::Add(hn::ShiftLeft<13>(em), hn::Set(du, (127u - 15u) << 23));
-  const VU special = hn::Add(hn::ShiftLeft<13>(em), hn::Set(du, (255u - 31u) << 23));
-  const VU sub = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, emi), hn::Set(df, 0x1p-24f)));
-  VU mag = hn::IfThenElse(hn::RebindMask(du, (emi < hn::Set(di, 0x400))), sub, normal);
-  mag = hn::IfThenElse(hn::RebindMask(du, (emi > hn::Set(di, 0x7BFF))), special, mag);
-  return hn::BitCast(df, hn::Or(mag, sign));
-}
+using cvt::F16BitsToF32;  // convert_simd-inl.h
 
 HWY_INLINE VU F32ToBF16Bits(VF f) {
   const DI di;

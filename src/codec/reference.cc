@@ -349,6 +349,26 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
   ref::Encode(spec, src_type, src, n, wire, nullptr);
 }
 
+namespace {
+// Encodes a block-format segment of n elements block by block into `wire`; ctx_of(begin, nb)
+// gives the context `get` reads the block that starts at element `begin` through.
+template <class CtxOf>
+void EncodeBlocks(const WireSpec& spec, size_t n, internal::ElemFn get, uint8_t* wire,
+                  EncodeStats* stats, CtxOf ctx_of) {
+  const size_t B = spec.block;
+  const size_t nb = (n + B - 1) / B;
+  const internal::Rounding rnd = internal::RoundingOf(spec);
+  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
+  for (size_t b = 0; b < nb; ++b) {
+    const size_t begin = b * B;
+    const auto ctx = ctx_of(begin, nb);
+    internal::RefEncodeBlock(spec.format, sio, get, &ctx, std::min(B, n - begin), rnd, begin,
+                             wire + sio.bytes * b, wire + internal::CodesOffset(sio, nb, n), stats,
+                             wire + internal::SubsOffset(sio, nb));
+  }
+}
+}  // namespace
+
 void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* wire,
             EncodeStats* stats) {
   if (!internal::IsBlockFormat(spec.format)) {
@@ -360,18 +380,9 @@ void Encode(WireSpec spec, DType src_type, const void* src, size_t n, uint8_t* w
       StoreRaw(spec.format, internal::LoadAsF32(src_type, src, i), wire, i);
     return;
   }
-  const size_t B = spec.block;
-  const size_t nb = (n + B - 1) / B;
-  const internal::Rounding rnd = internal::RoundingOf(spec);
-  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
-  for (size_t b = 0; b < nb; ++b) {
-    const size_t begin = b * B;
-    const size_t len = std::min(B, n - begin);
-    const SrcCtx ctx{src_type, Advance(src_type, src, begin)};
-    internal::RefEncodeBlock(spec.format, sio, &GetSrc, &ctx, len, rnd, begin,
-                             wire + sio.bytes * b, wire + internal::CodesOffset(sio, nb, n), stats,
-                             wire + internal::SubsOffset(sio, nb));
-  }
+  EncodeBlocks(spec, n, &GetSrc, wire, stats, [&](size_t begin, size_t) {
+    return SrcCtx{src_type, Advance(src_type, src, begin)};
+  });
 }
 
 void Decode(WireSpec spec, const uint8_t* wire, size_t n, DType dst_type, void* dst) {
@@ -419,18 +430,9 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
     return;
   }
   // Each block's sums are produced twice (absmax pass, quantize pass) instead of stored.
-  const size_t B = spec.block;
-  const size_t nb = (n + B - 1) / B;
-  const internal::Rounding rnd = internal::RoundingOf(spec);
-  const internal::ScaleIo sio = internal::ScaleIoOf(spec);
-  for (size_t b = 0; b < nb; ++b) {
-    const size_t begin = b * B;
-    const size_t len = std::min(B, n - begin);
-    const SumCtx ctx{&spec, local_type, Advance(local_type, local, begin), wire_in, nb, n, begin};
-    internal::RefEncodeBlock(spec.format, sio, &GetSum, &ctx, len, rnd, begin,
-                             wire_out + sio.bytes * b, wire_out + internal::CodesOffset(sio, nb, n),
-                             stats, wire_out + internal::SubsOffset(sio, nb));
-  }
+  EncodeBlocks(spec, n, &GetSum, wire_out, stats, [&](size_t begin, size_t nb) {
+    return SumCtx{&spec, local_type, Advance(local_type, local, begin), wire_in, nb, n, begin};
+  });
 }
 
 }  // namespace ref
