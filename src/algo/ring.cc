@@ -20,11 +20,8 @@ codec::WireSpec PlanArgs::RawRs() const {
 codec::WireSpec PlanArgs::RawAg() const { return codec::WireSpec{codec::RawFormatOf(dtype), 0}; }
 
 Plan MakeRingPlan(const PlanArgs& a) {
-  Plan p;
+  Plan p = MakeFullPlan(a);  // full's one-direction ring, with raw wires
   p.name = "ring";
-  p.regions[0] = Range{0, a.count};
-  p.rs[0] = Lane{0, +1, a.ranks - 1};
-  p.ag[0] = Lane{0, +1, a.ranks - 1};
   p.rs_wire = a.RawRs();
   p.ag_wire = a.RawAg();
   // Alignment only (raw formats have no blocks), unless a rotation needs whole rotation blocks.
