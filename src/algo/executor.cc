@@ -1,12 +1,14 @@
-// equarx plan executor: runs any ring-shaped plan (see plan.h) with pipelined microshards.
+// equarx plan executor: runs every plan (see plan.h: the ring-shaped ones and two_shot's
+// all-to-all lanes) with pipelined microshards. The only schedule engine of the library.
 //
 // Each shard is cut into M microshards of whole blocks. All receives of the call are posted
 // up front into their own buffers, so a message can land whenever its sender is ready and no
 // buffer is ever reused within a call. The work is then issued in a fixed order:
 //
 //   RS:  for t, for microshard k, for lane: [wait recv (t-1,k)] fused decode-add-encode, isend
-//   RS finals + AG start, for k: own + chains in lane order -> f32; encode once; keep
-//        decode(own bytes) as this rank's result; isend to each AG lane
+//   RS finals + AG start, for k: own + chains in lane order (all-to-all: every contribution
+//        in rank order) -> f32; encode once; keep decode(own bytes) as this rank's result;
+//        isend to each AG lane
 //   AG:  for t, for k, for lane: wait recv (t,k), forward the same bytes, decode into output
 //
 // Stochastic rounding: each encode gets its own stream (HopWire: phase, lane, step, rank).
@@ -37,13 +39,14 @@ size_t CeilDiv(size_t a, size_t b) { return (a + b - 1) / b; }
 // Geometry of one call: where each (phase, lane, step, microshard) buffer lives.
 struct Layout {
   int n = 0, r = 0, tmax = 0;
+  int lanes = 2;  // lanes per phase the buffers and tags are laid out for
   size_t m = 0;
   size_t rs_slot = 0, ag_slot = 0, micro_elems = 0;
   size_t rs_recv = 0, rs_send = 0, ag_recv = 0, ag_own = 0, acc = 0, staged = 0, ef_tmp = 0,
          io_tmp = 0, total = 0;
 
   size_t Index(int lane, int t, size_t k) const { return (size_t(lane) * tmax + t) * m + k; }
-  size_t Slots() const { return 2 * size_t(tmax) * m; }  // 2 lanes x steps x microshards
+  size_t Slots() const { return size_t(lanes) * size_t(tmax) * m; }  // lanes x steps x micro
 };
 
 // `staged`: the contribution is staged as f32 (naive fp8's precast, error feedback);
@@ -55,8 +58,10 @@ Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count, bool stag
   L.n = n;
   L.r = r;
   L.m = m;
-  for (int i = 0; i < p.num_rs; ++i) L.tmax = std::max(L.tmax, p.rs[i].steps);
-  for (int i = 0; i < p.num_ag; ++i) L.tmax = std::max(L.tmax, p.ag[i].steps);
+  L.lanes = p.all_to_all ? n - 1 : 2;
+  for (int phase = 0; phase < 2; ++phase)
+    for (int l = 0; l < NumLanes(p, phase, n); ++l)
+      L.tmax = std::max(L.tmax, LaneAt(p, phase, l).steps);
   size_t max_blocks = 0;
   for (int g = 0; g < p.num_regions; ++g)
     max_blocks = std::max(max_blocks, CeilDiv(p.regions[g].count, p.granule));
@@ -113,7 +118,8 @@ class Run {
     return reinterpret_cast<float*>(base_ + L_.acc) + (size_t(region) * L_.m + k) * L_.micro_elems;
   }
   uint64_t Tag(int phase, int lane, int t, size_t k) const {
-    return a_.tag_base | ((uint64_t(phase * 2 + lane) * uint64_t(L_.tmax) + uint64_t(t)) * L_.m + k);
+    return a_.tag_base |
+           ((uint64_t(phase * L_.lanes + lane) * uint64_t(L_.tmax) + uint64_t(t)) * L_.m + k);
   }
   // The staged f32 copy of the contribution: e5m2-cast for naive fp8, send + residual with
   // error feedback (read through io_.Local).
@@ -129,8 +135,8 @@ class Run {
   Status WaitReq(Kind kind, int lane, int t, size_t k) { return io_.Wait(Req(kind, lane, t, k)); }
 
   Status PostReceives() {
-    for (int l = 0; l < p_.num_rs; ++l) {
-      const Lane& ln = p_.rs[l];
+    for (int l = 0; l < NumLanes(p_, 0, n_); ++l) {
+      const Lane ln = LaneAt(p_, 0, l);
       for (int t = 0; t < ln.steps; ++t)
         for (size_t k = 0; k < L_.m; ++k) {
           Range mr = Micro(ln.region, Mod(long(r_) + long(ln.dir) * (ln.steps - t - 1), n_), k);
@@ -139,8 +145,8 @@ class Run {
                                       codec::WireBytes(p_.rs_wire, mr.count)));
         }
     }
-    for (int l = 0; l < p_.num_ag; ++l) {
-      const Lane& ln = p_.ag[l];
+    for (int l = 0; l < NumLanes(p_, 1, n_); ++l) {
+      const Lane ln = LaneAt(p_, 1, l);
       for (int t = 0; t < ln.steps; ++t)
         for (size_t k = 0; k < L_.m; ++k) {
           Range mr = Micro(ln.region, Mod(long(r_) - long(ln.dir) * (t + 1), n_), k);
@@ -155,13 +161,13 @@ class Run {
   Status ReduceScatter() {
     for (int t = 0; t < L_.tmax; ++t)
       for (size_t k = 0; k < L_.m; ++k)
-        for (int l = 0; l < p_.num_rs; ++l) {
-          const Lane& ln = p_.rs[l];
+        for (int l = 0; l < NumLanes(p_, 0, n_); ++l) {
+          const Lane ln = LaneAt(p_, 0, l);
           if (t >= ln.steps) continue;
           Range mr = Micro(ln.region, Mod(long(r_) + long(ln.dir) * (ln.steps - t), n_), k);
           if (mr.count == 0) continue;
           uint8_t* out = RsSend(l, t, k);
-          const codec::WireSpec w = HopWire(p_.rs_wire, 0, l, t, r_, mr.begin);
+          const codec::WireSpec w = HopWire(p_.rs_wire, 0, StreamLane(l), t, r_, mr.begin);
           if (t > 0) EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
           if (a_.residual) {
             const float* sum = static_cast<const float*>(io_.Local(mr).data);
@@ -181,32 +187,60 @@ class Run {
     return Status::Ok();
   }
 
+  // The stream lane of HopWire: the lane, except in all-to-all plans, whose lanes all encode
+  // different shards at their one step (lane 0 for all, as the stream has always been).
+  int StreamLane(int l) const { return p_.all_to_all ? 0 : l; }
+
   // The owner's final shard (in f32) for microshard k of region g, then the AG's first send.
+  // The sum's order is fixed: the own contribution, then the last receive of each RS lane of
+  // the region in lane order; in all-to-all plans every rank's contribution in rank order
+  // (lane l receives from rank r - l - 1). A lane directly after the own contribution is
+  // added to it in one fused kernel; every order gives the same bits on every rank.
   Status FinishShard(int g, size_t k) {
     Range mr = Micro(g, r_, k);
     if (mr.count == 0) return Status::Ok();
     float* acc = Acc(g, k);
     const CallIo::View local = io_.Local(mr);
-    bool first = true;
-    for (int l = 0; l < p_.num_rs; ++l) {
-      const Lane& ln = p_.rs[l];
-      if (ln.region != g || ln.steps == 0) continue;
+    enum { kEmpty, kOwnPending, kSum } state = kEmpty;
+    auto add_own = [&] {
+      if (state == kEmpty) {
+        state = kOwnPending;  // converted with the next lane, or alone at the end
+      } else {  // acc + f32(own contribution), the own values read as a raw wire
+        io_.DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(local.type), 0},
+                             static_cast<const uint8_t*>(local.data), mr.count, DType::kFloat32,
+                             acc, acc);
+      }
+    };
+    auto add_lane = [&](int l) -> Status {
+      const Lane ln = LaneAt(p_, 0, l);
+      if (ln.region != g || ln.steps == 0) return Status::Ok();
       EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, ln.steps - 1, k));
-      if (first)
-        io_.DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count, local.type,
-                             local.data, acc);
+      const uint8_t* in = RsRecv(l, ln.steps - 1, k);
+      if (state == kOwnPending)
+        io_.DecodeAccumulate(p_.rs_wire, in, mr.count, local.type, local.data, acc);
+      else if (state == kEmpty)
+        io_.Decode(p_.rs_wire, in, mr.count, DType::kFloat32, acc);
       else
-        io_.DecodeAccumulate(p_.rs_wire, RsRecv(l, ln.steps - 1, k), mr.count,
-                                DType::kFloat32, acc, acc);
-      first = false;
+        io_.DecodeAccumulate(p_.rs_wire, in, mr.count, DType::kFloat32, acc, acc);
+      state = kSum;
+      return Status::Ok();
+    };
+    if (p_.all_to_all) {
+      for (int q = 0; q < n_; ++q) {
+        if (q == r_) add_own();
+        else EQUARX_RETURN_IF_ERROR(add_lane(Mod(long(r_) - q, n_) - 1));
+      }
+    } else {
+      add_own();
+      for (int l = 0; l < NumLanes(p_, 0, n_); ++l) EQUARX_RETURN_IF_ERROR(add_lane(l));
     }
-    if (first) io_.Convert(local.type, local.data, mr.count, DType::kFloat32, acc);
+    if (state == kOwnPending) io_.Convert(local.type, local.data, mr.count, DType::kFloat32, acc);
     uint8_t* own = AgOwn(g, k);
     io_.Encode(HopWire(p_.ag_wire, 1, g, 0, r_, mr.begin), DType::kFloat32, acc, mr.count, own);
     io_.DecodeOut(p_.ag_wire, own, mr);
     if (a_.residual) io_.OwnerLoss(mr, acc);
-    for (int l = 0; l < p_.num_ag; ++l) {
-      const Lane& ln = p_.ag[l];
+    for (int l = 0; l < NumLanes(p_, 1, n_); ++l) {
+      const Lane ln = LaneAt(p_, 1, l);
       if (ln.region != g || ln.steps == 0) continue;
       EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, 0, k, Mod(r_ + ln.dir, n_), 1, own,
                                   codec::WireBytes(p_.ag_wire, mr.count)));
@@ -217,8 +251,8 @@ class Run {
   Status AllGather() {
     for (int t = 0; t < L_.tmax; ++t)
       for (size_t k = 0; k < L_.m; ++k)
-        for (int l = 0; l < p_.num_ag; ++l) {
-          const Lane& ln = p_.ag[l];
+        for (int l = 0; l < NumLanes(p_, 1, n_); ++l) {
+          const Lane ln = LaneAt(p_, 1, l);
           if (t >= ln.steps) continue;
           Range mr = Micro(ln.region, Mod(long(r_) - long(ln.dir) * (t + 1), n_), k);
           if (mr.count == 0) continue;
@@ -267,28 +301,30 @@ class Run {
 
 Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch) {
   if (args.transport->size() < 2) return Internal("Execute needs at least 2 ranks");
-  if (plan.all_to_all) return ExecuteTwoShot(plan, args, scratch);
   return Run(plan, args, scratch).Go();
 }
 
 uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards) {
   if (ranks < 2) return 0;
-  if (p.all_to_all) return TwoShotWireBytes(p, rank, ranks, microshards);
   auto micro = [&](int g, int owner, size_t k) {
     return SplitBlocks(SplitBlocks(p.regions[g], p.granule, size_t(ranks), size_t(owner)),
                        p.granule, microshards, k);
   };
   uint64_t total = 0;
-  for (int l = 0; l < p.num_rs; ++l)
-    for (int t = 0; t < p.rs[l].steps; ++t)
+  for (int l = 0; l < NumLanes(p, 0, ranks); ++l) {
+    const Lane ln = LaneAt(p, 0, l);
+    for (int t = 0; t < ln.steps; ++t)
       for (size_t k = 0; k < microshards; ++k)
         total += codec::WireBytes(
-            p.rs_wire, micro(p.rs[l].region, Mod(long(rank) + long(p.rs[l].dir) * (p.rs[l].steps - t), ranks), k).count);
-  for (int l = 0; l < p.num_ag; ++l)
-    for (int t = 0; t < p.ag[l].steps; ++t)
+            p.rs_wire, micro(ln.region, Mod(long(rank) + long(ln.dir) * (ln.steps - t), ranks), k).count);
+  }
+  for (int l = 0; l < NumLanes(p, 1, ranks); ++l) {
+    const Lane ln = LaneAt(p, 1, l);
+    for (int t = 0; t < ln.steps; ++t)
       for (size_t k = 0; k < microshards; ++k)
         total += codec::WireBytes(
-            p.ag_wire, micro(p.ag[l].region, Mod(long(rank) - long(p.ag[l].dir) * t, ranks), k).count);
+            p.ag_wire, micro(ln.region, Mod(long(rank) - long(ln.dir) * t, ranks), k).count);
+  }
   return total;
 }
 

@@ -11,9 +11,12 @@
 //     share the region, in lane order).
 //   AG lane, send step t: rank r sends shard r - d*t: its own final shard encoded once at
 //     t = 0, later the bytes it received one step before, forwarded unchanged.
-// The algorithm files (ring.cc, full.cc, full_bidir.cc, semi.cc, naive_fp8.cc) only choose
-// lanes and wire formats; executor.cc runs any plan with pipelined microshards. two_shot.cc
-// is not ring-shaped (every rank talks to every other) and brings its own schedule.
+// An all-to-all plan (two_shot.cc) has one lane per peer offset d = 1 .. N-1 in each phase,
+// each of one step in direction d: rank r sends its contribution to shard r+d straight to
+// its owner, and its final shard straight to rank r+d (LaneAt). Its owner sums in rank order
+// instead of lane order.
+// The algorithm files (ring.cc, full.cc, full_bidir.cc, semi.cc, naive_fp8.cc, two_shot.cc)
+// only choose lanes and wire formats; executor.cc runs any plan with pipelined microshards.
 #pragma once
 
 #include <cstddef>
@@ -46,7 +49,7 @@ struct Plan {
   codec::WireSpec ag_wire;
   size_t granule = kDefaultBlock;  ///< block size of the partition
   bool precast_e5m2 = false;       ///< naive fp8: contributions are cast to e5m2 first
-  bool all_to_all = false;         ///< two-shot: direct exchange with every peer, no lanes
+  bool all_to_all = false;         ///< two-shot: one lane per peer (LaneAt), sums in rank order
 };
 
 /// Everything one rank needs to run a plan.
@@ -115,9 +118,14 @@ Plan MakeTwoShotPlan(const PlanArgs& a);
 /// Runs `plan` on this rank (executor.cc). All ranks must run the same plan.
 Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch);
 
-/// The two-shot schedule (two_shot.cc); Execute dispatches to it for all_to_all plans.
-Status ExecuteTwoShot(const Plan& plan, const RunArgs& args, Scratch* scratch);
-uint64_t TwoShotWireBytes(const Plan& plan, int rank, int ranks, size_t microshards);
+/// The lanes of phase 0 (RS) or 1 (AG) of `plan` on `ranks` ranks: the plan's own, or for an
+/// all-to-all plan one per peer offset (lane l: region 0, direction l + 1, one step).
+inline int NumLanes(const Plan& plan, int phase, int ranks) {
+  return plan.all_to_all ? ranks - 1 : (phase == 0 ? plan.num_rs : plan.num_ag);
+}
+inline Lane LaneAt(const Plan& plan, int phase, int l) {
+  return plan.all_to_all ? Lane{0, l + 1, 1} : (phase == 0 ? plan.rs[l] : plan.ag[l]);
+}
 
 /// Bytes rank `rank` sends when running `plan` with `microshards` (no communication).
 uint64_t PlanWireBytes(const Plan& plan, int rank, int ranks, size_t microshards);
