@@ -108,14 +108,8 @@ int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
     p.AddFlag("sweep", &a->sweep, "the preset table of configurations (see docs/gemma3.md)");
     p.AddString("json", &a->json, "write the rows as JSON", "FILE");
   }
-  if (equarx::Status st = p.Parse(argc - 1, argv + 1); !st.ok()) {
-    std::fprintf(stderr, "equarx-gemma3 %s: %s\n", c.c_str(), st.message().c_str());
-    return 2;
-  }
-  if (p.help_requested()) {
-    std::printf("%s%s", p.Help().c_str(), reduce ? OptionFlags::ValuesHelp().c_str() : "");
-    return 0;
-  }
+  if (auto rc = p.ParseCommandLine(argc - 1, argv + 1, reduce ? OptionFlags::ValuesHelp() : ""))
+    return *rc;  // *stop is still true
   if (!p.positional().empty()) {
     std::fprintf(stderr, "equarx-gemma3 %s: unexpected argument '%s'\n", c.c_str(), p.positional()[0].c_str());
     return 2;

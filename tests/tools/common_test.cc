@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "args.h"
@@ -232,6 +235,32 @@ TEST(Args, ParsesOptionsAndPositionals) {
   EXPECT_TRUE(p.seen("algo"));
   EXPECT_EQ(p.positional(), (std::vector<std::string>{"a.npy", "--b.npy"}));
   EXPECT_NE(p.Help().find("--algo A"), std::string::npos);
+}
+
+// What a tool's main does with its command line: 2 and a message naming the program on a bad
+// argument, 0 and the help (with the tool's extra text) on --help, nothing otherwise.
+TEST(Args, ParseCommandLineExitCodesAndMessages) {
+  size_t size = 0;
+  auto parser = [&] {
+    auto p = std::make_unique<ArgParser>("equarx-x", "[options]");
+    p->AddSize("size", &size, "elements");
+    return p;
+  };
+  const char* bogus[] = {"equarx-x", "--bogus"};
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(parser()->ParseCommandLine(2, bogus), std::optional<int>(2));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("equarx-x: unknown option '--bogus'"), std::string::npos) << err;
+  EXPECT_NE(err.find("run equarx-x --help"), std::string::npos) << err;
+  const char* help[] = {"equarx-x", "--help"};
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(parser()->ParseCommandLine(2, help, "EXTRA TEXT\n"), std::optional<int>(0));
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("--size N"), std::string::npos) << out;
+  EXPECT_NE(out.find("EXTRA TEXT"), std::string::npos) << out;
+  const char* good[] = {"equarx-x", "--size", "3K"};
+  EXPECT_EQ(parser()->ParseCommandLine(3, good), std::nullopt);
+  EXPECT_EQ(size, 3072u);
 }
 
 TEST(Args, Errors) {

@@ -459,14 +459,7 @@ int Main(int argc, char** argv) {
   p.AddString("out", &s.out, "write the markdown report to this file (e.g. docs/accuracy.md)", "FILE");
   p.AddString("activations", &s.activations,
               "section 6: a directory of AllReduce operands (equarx-gemma3 eval --dump-activations)", "DIR");
-  if (Status st = p.Parse(argc, argv); !st.ok()) {
-    std::fprintf(stderr, "equarx-accuracy: %s\n(run equarx-accuracy --help for usage)\n", st.message().c_str());
-    return 2;
-  }
-  if (p.help_requested()) {
-    std::fputs(p.Help().c_str(), stdout);
-    return 0;
-  }
+  if (auto rc = p.ParseCommandLine(argc, argv)) return *rc;
   if (!p.positional().empty()) {
     std::fprintf(stderr, "equarx-accuracy: unexpected argument '%s'\n", p.positional()[0].c_str());
     return 2;

@@ -121,7 +121,7 @@ Status ArgParser::Parse(int argc, const char* const* argv) {
       name = name.substr(0, eq);
     }
     Option* o = Find(name);
-    if (!o) return InvalidArgument("unknown option '--" + std::string(name) + "' (see --help)");
+    if (!o) return InvalidArgument("unknown option '--" + std::string(name) + "'");
     o->seen = true;
     if (o->is_flag) {
       if (value && *value != "1" && *value != "true" && *value != "0" && *value != "false")
@@ -137,6 +137,20 @@ Status ArgParser::Parse(int argc, const char* const* argv) {
       return InvalidArgument("option '--" + o->name + "': " + err + " (got '" + std::string(*value) + "')");
   }
   return Status::Ok();
+}
+
+std::optional<int> ArgParser::ParseCommandLine(int argc, const char* const* argv,
+                                               const std::string& more_help) {
+  if (Status st = Parse(argc, argv); !st.ok()) {
+    std::fprintf(stderr, "%s: %s\n(run %s --help for usage)\n", program_.c_str(),
+                 st.message().c_str(), program_.c_str());
+    return 2;
+  }
+  if (help_) {
+    std::fputs((Help() + more_help).c_str(), stdout);
+    return 0;
+  }
+  return std::nullopt;
 }
 
 std::string ArgParser::Help() const {

@@ -45,6 +45,11 @@ class ArgParser {
   Status Parse(int argc, const char* const* argv);
 
   bool help_requested() const { return help_; }
+  /// Parse() as a program's main wants it: on a bad argument prints "<program>: <why>" and a
+  /// pointer to --help on stderr and returns 2; on --help prints Help() and `more_help` on
+  /// stdout and returns 0; otherwise returns nothing and the program goes on.
+  std::optional<int> ParseCommandLine(int argc, const char* const* argv,
+                                      const std::string& more_help = "");
   const std::vector<std::string>& positional() const { return positional_; }
   /// Whether option `name` appeared on the command line.
   bool seen(std::string_view name) const;

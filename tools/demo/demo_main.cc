@@ -45,14 +45,7 @@ int Main(int argc, char** argv) {
   p.AddSize("block", &block, "int8 scale block, default 64", "B");
   p.AddUint("iters", &iters, "timed iterations per configuration (median), default 5");
   p.AddUint("seed", &seed, "data seed, default 1");
-  if (Status s = p.Parse(argc, argv); !s.ok()) {
-    std::fprintf(stderr, "equarx-demo: %s\n(run equarx-demo --help for usage)\n", s.message().c_str());
-    return 2;
-  }
-  if (p.help_requested()) {
-    std::fputs(p.Help().c_str(), stdout);
-    return 0;
-  }
+  if (auto rc = p.ParseCommandLine(argc, argv)) return *rc;
   const std::optional<Rotation> rotation = ParseRotation(rotation_s);
   if (!rotation) {
     std::fprintf(stderr, "equarx-demo: unknown rotation '%s' (default, none, hadamard)\n", rotation_s.c_str());

@@ -141,15 +141,7 @@ int main(int argc, char** argv) {
   tools::OptionFlags flags(&p, /*lists=*/true);
   for (auto [c, name] : {std::pair{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"}, {'d', "datatype"}})
     p.AddShort(c, name);
-  Status st = p.Parse(argc, argv);
-  if (!st.ok()) {
-    std::fprintf(stderr, "equarx-model: %s\n", st.message().c_str());
-    return 2;
-  }
-  if (p.help_requested()) {
-    std::printf("%s%s", p.Help().c_str(), tools::OptionFlags::ValuesHelp().c_str());
-    return 0;
-  }
+  if (auto rc = p.ParseCommandLine(argc, argv, tools::OptionFlags::ValuesHelp())) return *rc;
   auto fail = [](const std::string& msg) {
     std::fprintf(stderr, "equarx-model: %s\n", msg.c_str());
     return 2;

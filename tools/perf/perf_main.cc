@@ -298,15 +298,7 @@ int main(int argc, char** argv) {
                          {'n', "iters"}, {'w', "warmup_iters"}, {'c', "check"}, {'d', "datatype"},
                          {'J', "json"}, {'D', "data"}})
     p.AddShort(c, name);
-  Status st = p.Parse(argc, argv);
-  if (!st.ok()) {
-    std::fprintf(stderr, "equarx-perf: %s\n%s", st.message().c_str(), p.Help().c_str());
-    return 2;
-  }
-  if (p.help_requested()) {
-    std::printf("%s", p.Help().c_str());
-    return 0;
-  }
+  if (auto rc = p.ParseCommandLine(argc, argv)) return *rc;
   // One configuration per algorithm and combination of the option lists; the algorithms that
   // take no phases or codec (mpi, ring, naive_fp8) only once per distinct rest.
   std::vector<Config> configs;
@@ -352,7 +344,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto body = [&](World& w) { Body(s, configs, w); };
-  st = tools::UnderMpirun() ? RunMpi(&argc, &argv, body) : RunInProcess(int(s.ranks), body);
+  const Status st = tools::UnderMpirun() ? RunMpi(&argc, &argv, body) : RunInProcess(int(s.ranks), body);
   if (!st.ok()) {
     std::fprintf(stderr, "equarx-perf: %s\n", st.ToString().c_str());
     return 1;

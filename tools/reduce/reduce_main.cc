@@ -38,9 +38,9 @@ namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 
-std::string HelpText(const ArgParser& p) {
-  return p.Help() +
-         "\nRuns an N-rank in-process AllReduce of the N input arrays (rank i gets IN_i) and\n"
+// What --help prints after the options.
+std::string HelpText() {
+  return "\nRuns an N-rank in-process AllReduce of the N input arrays (rank i gets IN_i) and\n"
          "writes rank 0's result. Inputs: float32 ('<f4') or float16 ('<f2') .npy, same shape.\n"
          "--dtype bf16 rounds the inputs to bf16 and writes float32 holding the bf16 results.\n"
          "Exit status: 0 ok, 1 runtime error, 2 usage error.\n" +
@@ -92,11 +92,7 @@ int Main(int argc, char** argv) {
               "error feedback: write rank r's new residual to PREFIX<r>.npy", "PREFIX");
   p.AddString("dtype", &dtype_s, "bf16|f16|f32: dtype of the AllReduce (default: the files')", "T");
   p.AddString("out", &out_path, "output .npy file (rank 0's result)", "OUT");
-  if (Status s = p.Parse(argc, argv); !s.ok()) return Usage(s.message());
-  if (p.help_requested()) {
-    std::fputs(HelpText(p).c_str(), stdout);
-    return 0;
-  }
+  if (auto rc = p.ParseCommandLine(argc, argv, HelpText())) return *rc;
   const AllReduceOptions opt = flags.Options();
   if (Status st = CheckOptions(opt); !st.ok()) return Usage(st.message());
   std::optional<DType> dtype_opt;

@@ -57,15 +57,7 @@ int main(int argc, char** argv) {
   for (auto [c, name] : {std::pair{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},
                          {'n', "iters"}, {'w', "warmup_iters"}, {'d', "datatype"}})
     p.AddShort(c, name);
-  Status st = p.Parse(argc, argv);
-  if (!st.ok()) {
-    std::fprintf(stderr, "equarx-tune: %s\n%s", st.message().c_str(), p.Help().c_str());
-    return 2;
-  }
-  if (p.help_requested()) {
-    std::printf("%s", p.Help().c_str());
-    return 0;
-  }
+  if (auto rc = p.ParseCommandLine(argc, argv)) return *rc;
   auto dtype = ParseDType(dtype_name);
   char* end = nullptr;
   const double margin = std::strtod(margin_text.c_str(), &end);
@@ -142,7 +134,8 @@ int main(int argc, char** argv) {
     }
     if (w.rank() == 0) section.ranks = w.size();
   };
-  st = tools::UnderMpirun() ? perf::RunMpi(&argc, &argv, body) : perf::RunInProcess(int(ranks), body);
+  const Status st =
+      tools::UnderMpirun() ? perf::RunMpi(&argc, &argv, body) : perf::RunInProcess(int(ranks), body);
   if (!st.ok() || failed) {
     std::fprintf(stderr, "equarx-tune: %s\n", st.ok() ? "a measurement failed" : st.ToString().c_str());
     return 1;
