@@ -51,21 +51,32 @@ struct DaeBlock {
   uint32_t sb;           // input scale bits
 };
 
+// The sums f32(local) + decode(code) of an unflagged block with scale vs: N at element i
+// (DaeSum) or one at element j (DaeSum1, the tails).
+template <class F, DType T>
+struct DaeSum {
+  DaeBlock b;
+  VF vs;
+  HWY_INLINE VF operator()(size_t i) const {
+    return hn::Add(LoadF<T>(b.lp, i), F::Decode(F::Load(b.codes, b.first + i), vs));
+  }
+};
+template <class F, DType T>
+struct DaeSum1 {
+  DaeBlock b;
+  HWY_INLINE float operator()(size_t j) const {
+    const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
+    return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
+  }
+};
+
 template <class F, DType T>
 HWY_INLINE BlockScale DaeStage1(const DaeBlock& blk, size_t len, internal::ScaleIo sio,
                                 float* HWY_RESTRICT tile) {
   if (blk.sb & 0x80000000u) return BlockScale{kInfBits, 0.0f, 0.0f};
   const size_t N = hn::Lanes(DF());
-  const float s = FloatOf(blk.sb);
-  const VF vs = hn::Set(DF(), s);
-  const DaeBlock b = blk;
-  auto sum = [b, vs](size_t i) HWY_ATTR {
-    return hn::Add(LoadF<T>(b.lp, i), F::Decode(F::Load(b.codes, b.first + i), vs));
-  };
-  auto sum1 = [b](size_t j) HWY_ATTR {
-    const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
-    return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
-  };
+  const DaeSum<F, T> sum{blk, hn::Set(DF(), FloatOf(blk.sb))};
+  const DaeSum1<F, T> sum1{blk};
   if (len > kTile / 2) return ScaleOf<F>(MaxAbsBits(len, sum, sum1), sio);
   len = len < kTile / 2 ? len : kTile / 2;  // (tells the compiler the tile bound)
   VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
@@ -104,15 +115,8 @@ HWY_INLINE void DaeStage2(const BlockScale& bs, const DaeBlock& blk, size_t len,
     return;
   }
   if (len > kTile / 2) {
-    const VF vs = hn::Set(DF(), FloatOf(blk.sb));
-    const DaeBlock b = blk;
-    auto sum = [b, vs](size_t i) HWY_ATTR {
-      return hn::Add(LoadF<T>(b.lp, i), F::Decode(F::Load(b.codes, b.first + i), vs));
-    };
-    auto sum1 = [b](size_t j) HWY_ATTR {
-      const int32_t q = internal::LoadCode(F::kFormat, b.codes, b.first + j);
-      return LoadOne<T>(b.lp, j) + internal::RefDecodeCode(F::kFormat, b.sb, uint32_t(q));
-    };
+    const DaeSum<F, T> sum{blk, hn::Set(DF(), FloatOf(blk.sb))};
+    const DaeSum1<F, T> sum1{blk};
     FinishBlock<F, kOpt>(bs, len, sum, sum1, sio, scale_out, codes_out, blk.first, o);
     return;
   }

@@ -260,14 +260,8 @@ HWY_INLINE void FinishBlock(const BlockScale& bs, size_t len, Load load, Get get
 
 // ---- reference fallbacks for blocks with NaN/Inf -------------------------------------------
 
-struct SrcCtx {
-  DType type;
-  const void* p;
-};
-float GetSrc(const void* ctx, size_t j) {
-  const auto* c = static_cast<const SrcCtx*>(ctx);
-  return internal::LoadAsF32(c->type, c->p, j);
-}
+using internal::GetSrc;
+using internal::SrcCtx;
 HWY_INLINE const void* Advance(DType t, const void* p, size_t elems) {
   return static_cast<const uint8_t*>(p) + elems * (t == DType::kFloat32 ? 4 : 2);
 }

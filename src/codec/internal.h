@@ -20,6 +20,12 @@ namespace equarx::codec::internal {
 
 // ---- reference.cc ----------------------------------------------------------------------------
 using ElemFn = float (*)(const void* ctx, size_t j);
+/// The ElemFn over an array of `type` values at `p` (ctx is a SrcCtx*; reference.cc).
+struct SrcCtx {
+  DType type;
+  const void* p;
+};
+float GetSrc(const void* ctx, size_t j);
 /// Element i of an array of dtype t, widened exactly to f32.
 float LoadAsF32(DType t, const void* p, size_t i);
 /// Rounds the magnitude bits `abs` of a finite f32 to a binary float with exponent bias

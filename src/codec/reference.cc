@@ -114,14 +114,8 @@ float Sum(float local, float decoded) {
   return std::isnan(s) ? FloatOf(kF32QuietNaN) : s;
 }
 
-struct SrcCtx {
-  DType type;
-  const void* p;
-};
-float GetSrc(const void* ctx, size_t j) {
-  const auto* c = static_cast<const SrcCtx*>(ctx);
-  return internal::LoadAsF32(c->type, c->p, j);
-}
+using internal::GetSrc;
+using internal::SrcCtx;
 
 // The scale bits that decode element i of a block-format segment in nb blocks:
 // its block's scale, or with two-level scales its sub-block's step.
@@ -222,6 +216,11 @@ WirePart PartOf(const WireSpec& spec, size_t n, size_t begin) {
 }
 
 namespace internal {
+
+float GetSrc(const void* ctx, size_t j) {
+  const auto* c = static_cast<const SrcCtx*>(ctx);
+  return LoadAsF32(c->type, c->p, j);
+}
 
 float LoadAsF32(DType t, const void* p, size_t i) {
   switch (t) {
@@ -436,4 +435,5 @@ void DecodeAccumulateEncode(WireSpec spec, const uint8_t* wire_in, size_t n, DTy
 }
 
 }  // namespace ref
+
 }  // namespace equarx::codec
