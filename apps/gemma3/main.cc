@@ -365,7 +365,7 @@ int CmdEval(const Args& a) {
 // bench: prefill latency per configuration and token count, in-process (--tp N) or one rank
 // per process under mpirun (the world size is the TP degree). Every configuration runs `reps`
 // times after one untimed warm-up pass; the table gives medians.
-int CmdBench(const Args& a, const MpiSession* mpi) {
+int CmdBench(const Args& a, equarx::tools::World* mpi) {
   Loaded m;
   if (!LoadModel(a, &m)) return 1;
   std::vector<ReduceConfig> configs;
@@ -396,7 +396,7 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
       return 2;
     }
     auto r = std::make_unique<MpiRunner>();
-    if (!r->Load(m.file, m.config, static_cast<int>(a.threads), &err)) {
+    if (!r->Load(m.file, m.config, static_cast<int>(a.threads), mpi, &err)) {
       std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
       return 1;
     }
@@ -468,15 +468,8 @@ int CmdBench(const Args& a, const MpiSession* mpi) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // Under mpirun every process is one tensor-parallel rank (bench only).
-  std::unique_ptr<MpiSession> mpi;
-  if (equarx::tools::UnderMpirun()) {
-    mpi = std::make_unique<MpiSession>(&argc, &argv);
-    if (!mpi->ok()) { std::fprintf(stderr, "equarx-gemma3: MPI_Init failed\n"); return 1; }
-  }
+// One run of the command line; `mpi` is the MPI world under mpirun, else null.
+int Main(int argc, char** argv, equarx::tools::World* mpi) {
   Args a;
   bool stop = false;
   if (const int rc = ParseArgs(argc, argv, &a, &stop); stop) return rc;
@@ -486,9 +479,24 @@ int main(int argc, char** argv) {
                            "run '%s' without mpirun (--tp N runs the ranks in-process)\n", a.command.c_str());
     return 2;
   }
-  if (a.command == "bench") return CmdBench(a, mpi.get());
+  if (a.command == "bench") return CmdBench(a, mpi);
   if (a.command == "info") return CmdInfo(a);
   if (a.command == "tokenize") return CmdTokenize(a);
   if (a.command == "logits") return CmdLogits(a);
   return CmdEval(a);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!equarx::tools::UnderMpirun()) return Main(argc, argv, nullptr);
+  // Under mpirun every process is one tensor-parallel rank (bench only), in the tools' MPI world.
+  int rc = 1;
+  const equarx::Status st = equarx::tools::RunMpi(
+      &argc, &argv, [&](equarx::tools::World& w) { rc = Main(argc, argv, &w); });
+  if (!st.ok()) {
+    std::fprintf(stderr, "equarx-gemma3: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  return rc;
 }

@@ -7,7 +7,6 @@
 #ifdef EQUARX_HAVE_MPI
 #include <mpi.h>
 
-#include "equarx/mpi.h"
 #include "job.h"
 #include "stats.h"
 #endif
@@ -16,27 +15,14 @@ namespace gemma3 {
 
 #ifdef EQUARX_HAVE_MPI
 
-MpiSession::MpiSession(int* argc, char*** argv) {
-  int provided = 0;
-  // Only the main thread calls MPI (the GEMM threads never do).
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  ok_ = true;
-}
-
-MpiSession::~MpiSession() {
-  if (!ok_) return;
-  equarx::tools::MpiBarrier(MPI_COMM_WORLD);  // every rank is alive: MPI_Finalize will return
-  MPI_Finalize();
-}
-
 // MPI's own steps end the job rather than wait forever on a stopped rank (tools/common/job.h).
 using equarx::tools::MpiAllreduce;
 
-bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads, std::string* error) {
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads,
+                     equarx::tools::World* world, std::string* error) {
+  world_ = world;
+  rank_ = world->rank();
+  size_ = world->size();
   if (threads <= 0) {
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     const int on_host = local ? std::max(1, std::atoi(local)) : 1;
@@ -52,15 +38,7 @@ bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads, st
     *error = ok ? "model load failed on another rank" : "rank " + std::to_string(rank_) + ": " + load_error;
     return false;
   }
-  equarx::MpiCommunicatorOptions options;
-  equarx::Status st = equarx::MpiCommunicatorOptions::FromEnvironment(&options);
-  if (st.ok()) st = equarx::CreateMpiCommunicator(MPI_COMM_WORLD, options, &comm_);
-  if (!st.ok()) {
-    *error = "CreateMpiCommunicator: " + st.ToString();
-    return false;
-  }
-  transport_ = options.data_path == equarx::DataPath::kMpi
-                   ? "mpi" : std::string("mpi+") + equarx::DataPathName(options.data_path);
+  transport_ = world->transport();
   return true;
 }
 
@@ -68,20 +46,20 @@ bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& 
                         std::vector<float>* hidden, RunStats* stats, std::string* error) {
   const size_t T = tokens.size(), d = static_cast<size_t>(model_->config().d_model);
   hidden->assign(T * d, 0.0f);
-  Reducer red = MakeReducer(comm_.get(), rc, error);
+  Reducer red = MakeReducer(&world_->comm(), rc, error);
   ForwardStats fs;
-  equarx::tools::MpiBarrier(MPI_COMM_WORLD);  // every rank starts the pass together
+  world_->Barrier();  // every rank starts the pass together
   int ok = model_->Forward(tokens.data(), T, red, threads_, hidden->data(), &fs) ? 1 : 0, all_ok = 0;
-  equarx::tools::EndJobIfFailed(*comm_);  // before MPI waits on a broken group
+  equarx::tools::EndJobIfFailed(world_->comm());  // before MPI waits on a broken group
   MpiAllreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
     if (error->empty()) *error = ok ? "forward failed on another rank" : "forward failed on rank " + std::to_string(rank_);
     return false;
   }
   if (stats) {
-    double mine[3] = {fs.total_s, fs.reduce_s, fs.flops}, maxes[3], sums[3];
-    MpiAllreduce(mine, maxes, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MpiAllreduce(mine, sums, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double maxes[3] = {fs.total_s, fs.reduce_s, fs.flops}, sums[3] = {maxes[0], maxes[1], maxes[2]};
+    world_->MaxInPlace(maxes, 3);
+    world_->SumInPlace(sums, 3);
     uint64_t h = equarx::tools::Fnv1a64(hidden->data(), hidden->size() * sizeof(float)), hmin = 0, hmax = 0;
     MpiAllreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     MpiAllreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -97,10 +75,7 @@ bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& 
 
 #else  // !EQUARX_HAVE_MPI
 
-MpiSession::MpiSession(int*, char***) {}
-MpiSession::~MpiSession() = default;
-
-bool MpiRunner::Load(const GgufFile&, const Config&, int, std::string* error) {
+bool MpiRunner::Load(const GgufFile&, const Config&, int, equarx::tools::World*, std::string* error) {
   *error = "this build of equarx-gemma3 has no MPI (configure with EQUARX_ENABLE_MPI=ON)";
   return false;
 }

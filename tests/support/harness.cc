@@ -4,20 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <thread>
 
 #include "support/oracle.h"
+#include "world.h"
 
 namespace equarx::testing {
 
 std::vector<Status> RunRanks(std::vector<std::unique_ptr<Communicator>>& comms,
                              const std::function<Status(Communicator&)>& fn) {
-  std::vector<Status> out(comms.size());
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < comms.size(); ++r)
-    threads.emplace_back([&, r] { out[r] = fn(*comms[r]); });
-  for (auto& t : threads) t.join();
-  return out;
+  return tools::RunOnRanks(comms, fn);  // the tools' world launcher (tools/common/world.h)
 }
 
 std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& fn) {

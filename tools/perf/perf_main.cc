@@ -27,12 +27,14 @@
 #include "job.h"
 #include "launch.h"
 #include "option_flags.h"
-#include "perf_world.h"
+#include "world.h"
 #include "random.h"
 #include "stats.h"
 
 namespace equarx::perf {
 namespace {
+
+using tools::World;
 
 struct Config {
   std::string algo;  // an equarx algorithm name or "mpi"
@@ -344,7 +346,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto body = [&](World& w) { Body(s, configs, w); };
-  const Status st = tools::UnderMpirun() ? RunMpi(&argc, &argv, body) : RunInProcess(int(s.ranks), body);
+  const Status st = tools::UnderMpirun() ? tools::RunMpi(&argc, &argv, body)
+                                          : tools::RunInProcess(int(s.ranks), body);
   if (!st.ok()) {
     std::fprintf(stderr, "equarx-perf: %s\n", st.ToString().c_str());
     return 1;

@@ -20,7 +20,7 @@
 #include "equarx/equarx.hpp"
 #include "job.h"
 #include "launch.h"
-#include "perf_world.h"
+#include "world.h"
 
 namespace {
 
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   algo::TuneSection section;
   section.dtype = *dtype;
   bool failed = false;
-  auto body = [&](perf::World& w) {
+  auto body = [&](tools::World& w) {
     const size_t es = DTypeSize(*dtype);
     std::vector<uint8_t> send(max_bytes / es * es, 0x3F), recv(send.size());
     std::vector<Candidate> all{{Algorithm::kRing, Phases::kRSAG}};
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     if (w.rank() == 0) section.ranks = w.size();
   };
   const Status st =
-      tools::UnderMpirun() ? perf::RunMpi(&argc, &argv, body) : perf::RunInProcess(int(ranks), body);
+      tools::UnderMpirun() ? tools::RunMpi(&argc, &argv, body) : tools::RunInProcess(int(ranks), body);
   if (!st.ok() || failed) {
     std::fprintf(stderr, "equarx-tune: %s\n", st.ok() ? "a measurement failed" : st.ToString().c_str());
     return 1;

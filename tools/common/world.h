@@ -1,5 +1,6 @@
-// equarx-perf's view of the ranks: in-process threads or MPI processes behind one interface
-// (barrier, max/sum reductions, a broadcast), so the measuring loop is written once.
+// equarx tools — the ranks of a run, in-process threads or MPI processes, behind one interface
+// (barrier, max/sum reductions, a broadcast), so a measuring loop is written once: the world
+// launcher of equarx-perf, equarx-tune, the tests' thread harness and equarx-gemma3.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,7 @@
 
 #include "equarx/communicator.h"
 
-namespace equarx::perf {
+namespace equarx::tools {
 
 class World {
  public:
@@ -29,11 +30,18 @@ class World {
   virtual std::string transport() const = 0;
 };
 
+/// Runs fn(comm) for every communicator of an in-process group, each on its own thread, and
+/// returns what each returned, indexed by rank.
+std::vector<Status> RunOnRanks(std::vector<std::unique_ptr<Communicator>>& comms,
+                               const std::function<Status(Communicator&)>& fn);
+
 /// Runs body(world) on `ranks` threads of an in-process group.
 Status RunInProcess(int ranks, const std::function<void(World&)>& body);
 
-/// Initializes MPI, runs body(world) once in this process, finalizes. Unsupported if this
-/// build has no MPI.
+/// Initializes MPI (threads funneled: only the calling thread calls MPI), creates a
+/// communicator over MPI_COMM_WORLD with the data path of the environment (EQUARX_DATA_PATH),
+/// runs body(world) once in this process, waits for every rank and finalizes. Unsupported if
+/// this build has no MPI.
 Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body);
 
-}  // namespace equarx::perf
+}  // namespace equarx::tools

@@ -1,5 +1,5 @@
-// equarx-perf worlds (see perf_world.h).
-#include "perf_world.h"
+// equarx tools — worlds (see world.h).
+#include "world.h"
 
 #include <barrier>
 #include <mutex>
@@ -12,7 +12,7 @@
 #include "job.h"
 #endif
 
-namespace equarx::perf {
+namespace equarx::tools {
 namespace {
 
 // Shared state of an in-process world: a barrier and a staging area for reductions.
@@ -68,14 +68,14 @@ class MpiWorld final : public World {
   int size() const override { return c_->size(); }
   Communicator& comm() override { return *c_; }
   // The tool's own steps end the job rather than wait forever on a stopped rank (job.h).
-  void Barrier() override { tools::MpiBarrier(MPI_COMM_WORLD); }
+  void Barrier() override { MpiBarrier(MPI_COMM_WORLD); }
   void MaxInPlace(double* v, size_t n) override {
-    tools::MpiAllreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MpiAllreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   }
   void SumInPlace(double* v, size_t n) override {
-    tools::MpiAllreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MpiAllreduce(MPI_IN_PLACE, v, int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   }
-  void BroadcastFromRoot(uint64_t* v) override { tools::MpiBcast(v, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD); }
+  void BroadcastFromRoot(uint64_t* v) override { MpiBcast(v, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD); }
   bool MpiAllreduceF32(const float* send, float* recv, size_t count) override {
     MPI_Allreduce(send, recv, int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     return true;
@@ -90,23 +90,35 @@ class MpiWorld final : public World {
 
 }  // namespace
 
+std::vector<Status> RunOnRanks(std::vector<std::unique_ptr<Communicator>>& comms,
+                               const std::function<Status(Communicator&)>& fn) {
+  std::vector<Status> out(comms.size());
+  std::vector<std::thread> threads;
+  threads.reserve(comms.size());
+  for (size_t r = 0; r < comms.size(); ++r)
+    threads.emplace_back([&, r] { out[r] = fn(*comms[r]); });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
 Status RunInProcess(int ranks, const std::function<void(World&)>& body) {
   std::vector<std::unique_ptr<Communicator>> comms;
   EQUARX_RETURN_IF_ERROR(CreateInProcessGroup(ranks, &comms));
   Shared shared(ranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      ThreadWorld w(&shared, comms[size_t(r)].get());
-      body(w);
-    });
-  for (auto& t : threads) t.join();
+  RunOnRanks(comms, [&](Communicator& c) {
+    ThreadWorld w(&shared, &c);
+    body(w);
+    return Status::Ok();
+  });
   return Status::Ok();
 }
 
 Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) {
 #ifdef EQUARX_HAVE_MPI
-  MPI_Init(argc, argv);
+  int provided = 0;
+  // Only this thread calls MPI (worker threads, such as equarx-gemma3's GEMM threads, never do).
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    return Internal("MPI_Init_thread failed");
   std::unique_ptr<Communicator> c;
   Status st = CreateMpiCommunicator(MPI_COMM_WORLD, &c);  // data path from the environment
   MpiCommunicatorOptions o;
@@ -114,7 +126,7 @@ Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) 
   if (st.ok()) {
     MpiWorld w(std::move(c), o.data_path == DataPath::kMpi ? "mpi" : std::string("mpi+") + DataPathName(o.data_path));
     body(w);
-    tools::MpiBarrier(MPI_COMM_WORLD);  // every rank is alive: MPI_Finalize will return
+    MpiBarrier(MPI_COMM_WORLD);  // every rank is alive: MPI_Finalize will return
   }
   MPI_Finalize();
   return st;
@@ -122,8 +134,8 @@ Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) 
   (void)argc;
   (void)argv;
   (void)body;
-  return Unsupported("this build of equarx-perf has no MPI");
+  return Unsupported("this build has no MPI (configure with EQUARX_ENABLE_MPI=ON)");
 #endif
 }
 
-}  // namespace equarx::perf
+}  // namespace equarx::tools
