@@ -10,7 +10,7 @@ line format the C++ test reads without a JSON parser:
   tokens <id> <id> ...
   top <position> <id>:<logit> ... (best first)
 
-  .venv/bin/python python/gemma3_reference/reference.py --model GGUF [--out fixture.txt]
+  .venv/bin/python apps/gemma3/reference/reference.py --model GGUF [--out fixture.txt]
 """
 import argparse
 import heapq
@@ -171,7 +171,7 @@ def main():
     reader = gguf.GGUFReader(args.model)
     tok, model = Tokenizer(reader), Gemma3(reader)
     lines = ["# Gemma 3 270M Q4_K_M (sha256 a5fd3b62...) reference logits from", 
-             "# python/gemma3_reference/reference.py (gguf dequantizers + numpy forward)"]
+             "# apps/gemma3/reference/reference.py (gguf dequantizers + numpy forward)"]
     for prompt in PROMPTS:
         ids = tok.encode(prompt)
         logits = model.forward(ids)

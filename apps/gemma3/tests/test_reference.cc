@@ -1,5 +1,5 @@
 // test_reference.cc — the real Gemma 3 270M against the Python reference fixture
-// (python/gemma3_reference/fixture.txt): tokenization identical, single-rank top-8 logits at
+// (apps/gemma3/reference/fixture.txt): tokenization identical, single-rank top-8 logits at
 // every position within tolerance, and TP-2/TP-4 over the unquantized ring within float
 // tolerance of TP-1. Skips unless the model is present: run scripts/fetch_model.sh, or set
 // EQUARX_GEMMA3_MODEL to a .gguf path.
