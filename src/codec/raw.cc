@@ -78,40 +78,38 @@ HWY_INLINE VU RoundToE5Finite(VU abs) {
       normal);
 }
 
-HWY_INLINE VU F32ToF16Bits(VF f) {
+// f32 -> the bits of a float with 5 exponent bits and kM mantissa bits: f16 (kM = 10) or
+// e5m2 (kM = 2), sign at bit 5 + kM. Huge finite values are clamped below 2^16 first so the
+// normal path cannot wrap; then f16 overflows to Inf (IEEE) while e5m2 saturates finite
+// values to its largest (0x7B) and keeps Inf as Inf. NaN: 0x7E00 / 0x7F.
+template <int kM>
+HWY_INLINE VU F32ToE5Bits(VF f) {
+  static_assert(kM == 10 || kM == 2, "f16 or e5m2");
+  constexpr uint32_t kInfCode = 0x1Fu << kM;  // 0x7C00 / 0x7C
+  constexpr uint32_t kNaNCode = kM == 10 ? 0x7E00u : 0x7Fu;
   const DI di;
   const DU du;
   const VU b = hn::BitCast(du, f);
   const VU abs = hn::And(b, hn::Set(du, 0x7FFFFFFFu));
   const VI absi = hn::BitCast(di, abs);
-  const VU sign = hn::And(hn::ShiftRight<16>(b), hn::Set(du, 0x8000u));
-  // Clamp huge finite values below 2^16 first so the normal path cannot wrap.
+  const VU sign = hn::And(hn::ShiftRight<26 - kM>(b), hn::Set(du, 1u << (5 + kM)));
   const VU big = hn::Set(du, 0x477FFFFFu);
   const VU clamped = hn::BitCast(du, hn::Min(absi, hn::BitCast(di, big)));
-  VU mag = RoundToE5Finite<10>(clamped);
-  mag = hn::IfThenElse(hn::RebindMask(du, (absi > hn::BitCast(di, big))),
-                       hn::Set(du, 0x7C00u), mag);
+  VU mag = RoundToE5Finite<kM>(clamped);
+  if constexpr (kM == 10) {
+    mag = hn::IfThenElse(hn::RebindMask(du, (absi > hn::BitCast(di, big))),
+                         hn::Set(du, kInfCode), mag);
+  } else {
+    mag = hn::Min(mag, hn::Set(du, kInfCode - 1));  // saturate
+    mag = hn::IfThenElse(hn::RebindMask(du, (absi == hn::Set(di, 0x7F800000))),
+                         hn::Set(du, kInfCode), mag);
+  }
   mag = hn::Or(mag, sign);
   return hn::IfThenElse(hn::RebindMask(du, (absi > hn::Set(di, 0x7F800000))),
-                        hn::Set(du, 0x7E00u), mag);
+                        hn::Set(du, kNaNCode), mag);
 }
-
-HWY_INLINE VU F32ToE5M2Bits(VF f) {
-  const DI di;
-  const DU du;
-  const VU b = hn::BitCast(du, f);
-  const VU abs = hn::And(b, hn::Set(du, 0x7FFFFFFFu));
-  const VI absi = hn::BitCast(di, abs);
-  const VU sign = hn::And(hn::ShiftRight<24>(b), hn::Set(du, 0x80u));
-  const VU big = hn::Set(du, 0x477FFFFFu);
-  const VU clamped = hn::BitCast(du, hn::Min(absi, hn::BitCast(di, big)));
-  VU mag = hn::Min(RoundToE5Finite<2>(clamped), hn::Set(du, 0x7Bu));  // saturate
-  mag = hn::IfThenElse(hn::RebindMask(du, (absi == hn::Set(di, 0x7F800000))),
-                       hn::Set(du, 0x7Cu), mag);
-  mag = hn::Or(mag, sign);
-  return hn::IfThenElse(hn::RebindMask(du, (absi > hn::Set(di, 0x7F800000))),
-                        hn::Set(du, 0x7Fu), mag);
-}
+HWY_INLINE VU F32ToF16Bits(VF f) { return F32ToE5Bits<10>(f); }
+HWY_INLINE VU F32ToE5M2Bits(VF f) { return F32ToE5Bits<2>(f); }
 
 // ---- Typed vector load / store of one vector at element index i ----------------------------
 
