@@ -63,14 +63,6 @@ constexpr Kind kKinds[] = {
     {Format::kFp8E4M3Block, kRoundNearestEven}, {Format::kFp8E5M2Block, kRoundNearestEven},
 };
 
-void ExpectSameStats(const EncodeStats& a, const EncodeStats& b, const char* what) {
-  EXPECT_EQ(a.clipped, b.clipped) << what;
-  EXPECT_EQ(a.values, b.values) << what;
-  EXPECT_EQ(a.sum_sq_err_est, b.sum_sq_err_est) << what;
-  EXPECT_EQ(a.max_abs_err_est, b.max_abs_err_est) << what;
-  EXPECT_EQ(a.sum_sq_values, b.sum_sq_values) << what;
-}
-
 class KernelMatrix : public PerTargetTest {};
 
 TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
@@ -93,35 +85,15 @@ TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
                                       " " + std::string(DTypeName(t));
             SCOPED_TRACE(where);
             const auto src = MakeData(t, n, B, rng), local = MakeData(t, n, B, rng);
-            const size_t wb = WireBytes(spec, n);
+            std::vector<uint8_t> w;  // the reference's wire, encoded without telemetry
             for (bool telemetry : {false, true}) {
-              EncodeStats s_ref, s_simd;
-              std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd = w_ref;
-              ref::Encode(spec, t, src.data(), n, w_ref.data(), telemetry ? &s_ref : nullptr);
-              Encode(spec, t, src.data(), n, w_simd.data(), telemetry ? &s_simd : nullptr);
-              ASSERT_EQ(w_ref, w_simd) << "Encode telemetry=" << telemetry;
-              ExpectSameStats(s_ref, s_simd, "Encode stats");
-              std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
-              EncodeStats d_ref, d_simd;
-              ref::DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_ref.data(),
-                                          telemetry ? &d_ref : nullptr);
-              DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_simd.data(),
-                                     telemetry ? &d_simd : nullptr);
-              ASSERT_EQ(f_ref, f_simd) << "DecodeAccumulateEncode telemetry=" << telemetry;
-              ExpectSameStats(d_ref, d_simd, "DecodeAccumulateEncode stats");
+              std::vector<uint8_t> wire;
+              ASSERT_NO_FATAL_FAILURE(ExpectEncodeMatchesReference(spec, t, src.data(), n, telemetry, &wire));
+              ASSERT_NO_FATAL_FAILURE(ExpectDecodeAccumulateEncodeMatchesReference(
+                  spec, wire.data(), n, t, local.data(), telemetry));
+              if (!telemetry) w = wire;
             }
-            std::vector<uint8_t> w(wb);
-            ref::Encode(spec, t, src.data(), n, w.data());
-            for (DType d : kDTypes) {
-              std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
-              ref::Decode(spec, w.data(), n, d, y_ref.data());
-              Decode(spec, w.data(), n, d, y_simd.data());
-              ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
-            }
-            std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
-            ref::DecodeAccumulate(spec, w.data(), n, t, local.data(), a_ref.data());
-            DecodeAccumulate(spec, w.data(), n, t, local.data(), a_simd.data());
-            ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecodeAccumulate";
+            ASSERT_NO_FATAL_FAILURE(ExpectDecodeMatchesReference(spec, w.data(), n, t, local.data()));
           }
         }
       }

@@ -76,74 +76,54 @@ TEST_P(PerTarget, Int8KernelsMatchReference) {
     for (size_t n : Sizes(B)) {
       for (DType t : kDTypes) {
         SCOPED_TRACE(Where(GetParam(), B, n, t));
-        const size_t es = DTypeSize(t);
         const std::vector<uint8_t> src = MakeData(t, n, B, rng);
         const std::vector<uint8_t> local = MakeData(t, n, B, rng);
-        const size_t wb = WireBytes(spec, n);
-        // Encode
-        std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd(wb + 1, 0xAA);
-        ref::Encode(spec, t, src.data(), n, w_ref.data());
-        Encode(spec, t, src.data(), n, w_simd.data());
-        ASSERT_EQ(w_ref, w_simd) << "Encode";
-        // Decode to every dtype
-        for (DType d : kDTypes) {
-          std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
-          ref::Decode(spec, w_ref.data(), n, d, y_ref.data());
-          Decode(spec, w_ref.data(), n, d, y_simd.data());
-          ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
-        }
-        // DecodeAccumulate (out of place, and in place for f32)
-        std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
-        ref::DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_ref.data());
-        DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_simd.data());
-        ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecAcc";
+        std::vector<uint8_t> w_ref;
+        ASSERT_NO_FATAL_FAILURE(ExpectEncodeMatchesReference(spec, t, src.data(), n, false, &w_ref));
+        // Decode to every dtype; DecodeAccumulate out of place, and in place for f32
+        ASSERT_NO_FATAL_FAILURE(ExpectDecodeMatchesReference(spec, w_ref.data(), n, t, local.data()));
         if (t == DType::kFloat32) {
-          std::vector<float> inplace(n + 1, 7.0f);
-          if (n) std::memcpy(inplace.data(), local.data(), n * es);
+          std::vector<float> a_ref(n + 1, 7.0f), inplace = a_ref;
+          ref::DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_ref.data());
+          if (n) std::memcpy(inplace.data(), local.data(), n * DTypeSize(t));
           DecodeAccumulate(spec, w_ref.data(), n, t, inplace.data(), inplace.data());
           ASSERT_EQ(0, std::memcmp(a_ref.data(), inplace.data(), 4 * (n + 1))) << "in place";
         }
-        // DecodeAccumulateEncode
-        std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
-        ref::DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_ref.data());
-        DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_simd.data());
-        ASSERT_EQ(f_ref, f_simd) << "DecAccEnc";
+        ASSERT_NO_FATAL_FAILURE(
+            ExpectDecodeAccumulateEncodeMatchesReference(spec, w_ref.data(), n, t, local.data(), false));
       }
     }
   }
 }
 
-TEST_P(PerTarget, Int8DecodeOfArbitraryWireMatchesReference) {
-  // Random codes (including -128 in unflagged blocks) and random scales, flagged or not.
-  std::mt19937 rng(uint32_t(GetParam() + 99));
+// Random codes and random scales (every third block flagged; with zero_scales every fifth
+// scale 0) in a wire of n values of `format`, blocks of 64: the decoding kernels against the
+// reference.
+void ExpectArbitraryWireDecodesAsReference(Format format, size_t n, bool zero_scales,
+                                           std::mt19937& rng) {
   const uint32_t B = 64;
-  const size_t n = 64 * 40 + 13;
-  const WireSpec spec{Format::kInt8Block, B};
+  const WireSpec spec{format, B};
   std::vector<uint8_t> w(WireBytes(spec, n));
   for (uint8_t& b : w) b = uint8_t(rng());
-  const size_t nb = (n + B - 1) / B;
   std::uniform_real_distribution<float> ud(0.0f, 10.0f);
-  for (size_t b = 0; b < nb; ++b) {
+  for (size_t b = 0; b < (n + B - 1) / B; ++b) {
     uint32_t s = std::bit_cast<uint32_t>(std::ldexp(ud(rng), int(rng() % 60) - 30));
+    if (zero_scales && b % 5 == 4) s = 0;
     if (b % 3 == 0) s |= 0x80000000u;
     std::memcpy(w.data() + 4 * b, &s, 4);
   }
   std::vector<float> local(n);
   for (float& v : local) v = ud(rng);
-  for (DType d : kDTypes) {
-    std::vector<uint8_t> y_ref(n * DTypeSize(d)), y_simd(y_ref.size());
-    ref::Decode(spec, w.data(), n, d, y_ref.data());
-    Decode(spec, w.data(), n, d, y_simd.data());
-    ASSERT_EQ(y_ref, y_simd) << DTypeName(d);
-  }
-  std::vector<float> a_ref(n), a_simd(n);
-  ref::DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_ref.data());
-  DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_simd.data());
-  ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * n));
-  std::vector<uint8_t> f_ref(w.size()), f_simd(w.size());
-  ref::DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_ref.data());
-  DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_simd.data());
-  ASSERT_EQ(f_ref, f_simd);
+  SCOPED_TRACE(FormatName(format));
+  ASSERT_NO_FATAL_FAILURE(ExpectDecodeMatchesReference(spec, w.data(), n, DType::kFloat32, local.data()));
+  ASSERT_NO_FATAL_FAILURE(ExpectDecodeAccumulateEncodeMatchesReference(spec, w.data(), n, DType::kFloat32,
+                                                                       local.data(), false));
+}
+
+TEST_P(PerTarget, Int8DecodeOfArbitraryWireMatchesReference) {
+  // Random codes (including -128 in unflagged blocks) and random scales, flagged or not.
+  std::mt19937 rng(uint32_t(GetParam() + 99));
+  ExpectArbitraryWireDecodesAsReference(Format::kInt8Block, 64 * 40 + 13, false, rng);
 }
 
 // Every block format (int4, e4m3, e5m2; int8 and int4 also with stochastic rounding) and the
@@ -171,42 +151,13 @@ TEST_P(PerTarget, BlockFormatsMatchReference) {
                        (c.rounding ? " stochastic" : ""));
           const std::vector<uint8_t> src = MakeData(t, n, B, rng);
           const std::vector<uint8_t> local = MakeData(t, n, B, rng);
-          const size_t wb = WireBytes(spec, n);
-          std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd = w_ref;
-          ref::Encode(spec, t, src.data(), n, w_ref.data());
-          Encode(spec, t, src.data(), n, w_simd.data());
-          ASSERT_EQ(w_ref, w_simd) << "Encode";
-          EncodeStats s_ref, s_simd;
-          std::vector<uint8_t> w2 = w_ref;
-          ref::Encode(spec, t, src.data(), n, w2.data(), &s_ref);
-          Encode(spec, t, src.data(), n, w_simd.data(), &s_simd);
-          ASSERT_EQ(w2, w_simd) << "Encode with stats";
-          ASSERT_EQ(s_ref.clipped, s_simd.clipped);
-          ASSERT_EQ(s_ref.sum_sq_err_est, s_simd.sum_sq_err_est);
-          ASSERT_EQ(s_ref.max_abs_err_est, s_simd.max_abs_err_est);
-          ASSERT_EQ(s_ref.values, s_simd.values);
-          ASSERT_EQ(s_ref.sum_sq_values, s_simd.sum_sq_values);
-          for (DType d : kDTypes) {
-            std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
-            ref::Decode(spec, w_ref.data(), n, d, y_ref.data());
-            Decode(spec, w_ref.data(), n, d, y_simd.data());
-            ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
-          }
-          std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
-          ref::DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_ref.data());
-          DecodeAccumulate(spec, w_ref.data(), n, t, local.data(), a_simd.data());
-          ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecAcc";
-          std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
-          EncodeStats d_ref, d_simd;
-          ref::DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_ref.data(),
-                                      &d_ref);
-          DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_simd.data(), &d_simd);
-          ASSERT_EQ(f_ref, f_simd) << "DecAccEnc";
-          ASSERT_EQ(d_ref.clipped, d_simd.clipped);
-          ASSERT_EQ(d_ref.sum_sq_err_est, d_simd.sum_sq_err_est);
-          ASSERT_EQ(d_ref.max_abs_err_est, d_simd.max_abs_err_est);
-          ASSERT_EQ(d_ref.values, d_simd.values);
-          ASSERT_EQ(d_ref.sum_sq_values, d_simd.sum_sq_values);
+          std::vector<uint8_t> w_ref;
+          ASSERT_NO_FATAL_FAILURE(ExpectEncodeMatchesReference(spec, t, src.data(), n, false, &w_ref));
+          ASSERT_NO_FATAL_FAILURE(ExpectEncodeMatchesReference(spec, t, src.data(), n, true));
+          ASSERT_NO_FATAL_FAILURE(ExpectDecodeMatchesReference(spec, w_ref.data(), n, t, local.data()));
+          std::vector<uint8_t> f_ref;
+          ASSERT_NO_FATAL_FAILURE(ExpectDecodeAccumulateEncodeMatchesReference(
+              spec, w_ref.data(), n, t, local.data(), true, &f_ref));
           std::vector<uint8_t> f_plain = f_ref;
           DecodeAccumulateEncode(spec, w_ref.data(), n, t, local.data(), f_plain.data());
           ASSERT_EQ(f_ref, f_plain) << "DecAccEnc without stats";
@@ -219,36 +170,8 @@ TEST_P(PerTarget, BlockFormatsMatchReference) {
 TEST_P(PerTarget, BlockFormatsDecodeArbitraryWire) {
   // Random codes (NaN/Inf codes in unflagged blocks too) and random scales, flagged or not.
   std::mt19937 rng(uint32_t(GetParam() + 7));
-  for (Format f : {Format::kInt4Block, Format::kFp8E4M3Block, Format::kFp8E5M2Block}) {
-    const uint32_t B = 64;
-    const size_t n = 64 * 30 + 13;
-    const WireSpec spec{f, B};
-    std::vector<uint8_t> w(WireBytes(spec, n));
-    for (uint8_t& b : w) b = uint8_t(rng());
-    std::uniform_real_distribution<float> ud(0.0f, 10.0f);
-    for (size_t b = 0; b < (n + B - 1) / B; ++b) {
-      uint32_t s = std::bit_cast<uint32_t>(std::ldexp(ud(rng), int(rng() % 60) - 30));
-      if (b % 5 == 4) s = 0;
-      if (b % 3 == 0) s |= 0x80000000u;
-      std::memcpy(w.data() + 4 * b, &s, 4);
-    }
-    std::vector<float> local(n);
-    for (float& v : local) v = ud(rng);
-    for (DType d : kDTypes) {
-      std::vector<uint8_t> y_ref(n * DTypeSize(d)), y_simd(y_ref.size());
-      ref::Decode(spec, w.data(), n, d, y_ref.data());
-      Decode(spec, w.data(), n, d, y_simd.data());
-      ASSERT_EQ(y_ref, y_simd) << FormatName(f) << " " << DTypeName(d);
-    }
-    std::vector<float> a_ref(n), a_simd(n);
-    ref::DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_ref.data());
-    DecodeAccumulate(spec, w.data(), n, DType::kFloat32, local.data(), a_simd.data());
-    ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * n)) << FormatName(f);
-    std::vector<uint8_t> f_ref(w.size()), f_simd(w.size());
-    ref::DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_ref.data());
-    DecodeAccumulateEncode(spec, w.data(), n, DType::kFloat32, local.data(), f_simd.data());
-    ASSERT_EQ(f_ref, f_simd) << FormatName(f);
-  }
+  for (Format f : {Format::kInt4Block, Format::kFp8E4M3Block, Format::kFp8E5M2Block})
+    ASSERT_NO_FATAL_FAILURE(ExpectArbitraryWireDecodesAsReference(f, 64 * 30 + 13, true, rng));
 }
 
 TEST_P(PerTarget, RawKernelsMatchReference) {
@@ -261,29 +184,15 @@ TEST_P(PerTarget, RawKernelsMatchReference) {
         SCOPED_TRACE(Where(GetParam(), 0, n, t) + " " + FormatName(f));
         const std::vector<uint8_t> src = MakeData(t, n, 64, rng);
         const std::vector<uint8_t> local = MakeData(t, n, 64, rng);
-        const size_t wb = WireBytes(spec, n);
-        std::vector<uint8_t> w_ref(wb + 1, 0xAA), w_simd = w_ref;
-        ref::Encode(spec, t, src.data(), n, w_ref.data());
-        Encode(spec, t, src.data(), n, w_simd.data());
-        ASSERT_EQ(w_ref, w_simd) << "Encode";
+        std::vector<uint8_t> w_ref;
+        ASSERT_NO_FATAL_FAILURE(ExpectEncodeMatchesReference(spec, t, src.data(), n, false, &w_ref));
         // Arbitrary wire bytes too (every NaN payload and subnormal of the raw type).
-        std::vector<uint8_t> w_any(wb);
+        std::vector<uint8_t> w_any(WireBytes(spec, n));
         for (uint8_t& b : w_any) b = uint8_t(rng());
         for (const std::vector<uint8_t>* wire : {&w_ref, &w_any}) {
-          for (DType d : kDTypes) {
-            std::vector<uint8_t> y_ref(n * DTypeSize(d) + 1, 0x55), y_simd = y_ref;
-            ref::Decode(spec, wire->data(), n, d, y_ref.data());
-            Decode(spec, wire->data(), n, d, y_simd.data());
-            ASSERT_EQ(y_ref, y_simd) << "Decode to " << DTypeName(d);
-          }
-          std::vector<float> a_ref(n + 1, 7.0f), a_simd = a_ref;
-          ref::DecodeAccumulate(spec, wire->data(), n, t, local.data(), a_ref.data());
-          DecodeAccumulate(spec, wire->data(), n, t, local.data(), a_simd.data());
-          ASSERT_EQ(0, std::memcmp(a_ref.data(), a_simd.data(), 4 * (n + 1))) << "DecAcc";
-          std::vector<uint8_t> f_ref(wb + 1, 0x33), f_simd = f_ref;
-          ref::DecodeAccumulateEncode(spec, wire->data(), n, t, local.data(), f_ref.data());
-          DecodeAccumulateEncode(spec, wire->data(), n, t, local.data(), f_simd.data());
-          ASSERT_EQ(f_ref, f_simd) << "DecAccEnc";
+          ASSERT_NO_FATAL_FAILURE(ExpectDecodeMatchesReference(spec, wire->data(), n, t, local.data()));
+          ASSERT_NO_FATAL_FAILURE(ExpectDecodeAccumulateEncodeMatchesReference(
+              spec, wire->data(), n, t, local.data(), false));
         }
       }
     }

@@ -12,6 +12,7 @@
 #include "core/validate.h"
 #include "equarx/equarx.hpp"
 #include "support/harness.h"
+#include "support/oracle.h"
 
 namespace equarx {
 namespace {
@@ -76,10 +77,7 @@ TEST(CostModel, HierarchicalBytesAreWhatRankZeroSends) {
     for (Algorithm inner : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kRing})
       for (size_t count : {size_t(1000), size_t(100003)})
         for (bool validate : {true, false}) {
-          AllReduceOptions o;
-          o.algorithm = Algorithm::kHierarchical;
-          o.inner = inner;
-          o.ranks_per_host = uint32_t(per_host);
+          AllReduceOptions o = testing::HierarchicalOptions(inner, uint32_t(per_host));
           o.validate = validate;
           algo::Machine m = FlatMachine(hosts);
           m.ranks_per_host = per_host;

@@ -77,10 +77,7 @@ TEST(Hierarchical, EveryLayoutInnerAlgorithmAndDtype) {
                             Algorithm::kSemi, Algorithm::kFull, Algorithm::kAuto})
       for (DType dtype : {DType::kFloat32, DType::kBFloat16})
         for (size_t count : {size_t(1), size_t(1000), size_t(20011)}) {
-          AllReduceOptions o;
-          o.algorithm = Algorithm::kHierarchical;
-          o.inner = inner;
-          o.ranks_per_host = uint32_t(per_host);
+          AllReduceOptions o = testing::HierarchicalOptions(inner, uint32_t(per_host));
           o.block = 32;
           o.rotation = count == 20011 ? Rotation::kDefault : Rotation::kNone;
           const auto in = testing::MakeInputs(n, count, dtype, 100 + n * 7 + per_host);
@@ -92,10 +89,7 @@ TEST(Hierarchical, EveryLayoutInnerAlgorithmAndDtype) {
 }
 
 TEST(Hierarchical, IntegerSumsAreExactWithAnUnquantizedInnerRing) {
-  AllReduceOptions o;
-  o.algorithm = Algorithm::kHierarchical;
-  o.inner = Algorithm::kRing;
-  o.ranks_per_host = 3;
+  const AllReduceOptions o = testing::HierarchicalOptions(Algorithm::kRing, 3);
   const auto in = testing::MakeInputs(8, 5000, DType::kFloat32, 7, /*integers=*/true);
   const Outcome run = Reduce(in, o);
   const std::vector<double> exact = testing::ExactSum(in);
@@ -107,12 +101,10 @@ TEST(Hierarchical, IntegerSumsAreExactWithAnUnquantizedInnerRing) {
 
 TEST(Hierarchical, RanksPerHostFromTheEnvironmentAndInPlace) {
   ::setenv("EQUARX_RANKS_PER_HOST", "2", 1);
-  AllReduceOptions o;
-  o.algorithm = Algorithm::kHierarchical;
-  o.inner = Algorithm::kTwoShot;
+  const AllReduceOptions o = testing::HierarchicalOptions(Algorithm::kTwoShot);  // per host: unset
   const auto in = testing::MakeInputs(4, 3001, DType::kBFloat16, 11);
   std::vector<Buffer> io = in;
-  const Outcome ref = Reduce(in, [&] { AllReduceOptions x = o; x.ranks_per_host = 2; return x; }());
+  const Outcome ref = Reduce(in, testing::HierarchicalOptions(Algorithm::kTwoShot, 2));
   auto st = testing::RunRanks(4, [&](Communicator& c) {
     Buffer& b = io[size_t(c.rank())];
     return c.AllReduce(b.data(), b.data(), b.size(), b.dtype, o);  // in place
@@ -134,10 +126,7 @@ TEST(Hierarchical, RefusalsOnEveryRank) {
           << run.status[size_t(r)].message();
     }
   };
-  AllReduceOptions o;
-  o.algorithm = Algorithm::kHierarchical;
-  o.ranks_per_host = 2;
-  o.inner = Algorithm::kHierarchical;
+  AllReduceOptions o = testing::HierarchicalOptions(Algorithm::kHierarchical, 2);
   expect_refused(o, "not an algorithm across hosts");
   o.inner = Algorithm::kNaiveFp8;
   expect_refused(o, "not an algorithm across hosts");

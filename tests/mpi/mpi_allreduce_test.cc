@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "equarx/mpi.h"
@@ -44,23 +45,16 @@ TEST(MpiDefaults, DataPathIsSocketsUnlessTheEnvironmentSaysMpi) {
   unsetenv("EQUARX_DATA_PATH");
   ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
   EXPECT_EQ(o.data_path, DataPath::kSockets);
-  setenv("EQUARX_DATA_PATH", "mpi", 1);
-  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
-  EXPECT_EQ(o.data_path, DataPath::kMpi);
-  setenv("EQUARX_DATA_PATH", "sockets", 1);
-  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
-  EXPECT_EQ(o.data_path, DataPath::kSockets);
-  setenv("EQUARX_DATA_PATH", "shm", 1);
-  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
-  EXPECT_EQ(o.data_path, DataPath::kSharedMemory);
-  setenv("EQUARX_DATA_PATH", "host", 1);
-  ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
-  EXPECT_EQ(o.data_path, DataPath::kHost);
-  for (DataPath p : {DataPath::kMpi, DataPath::kSockets, DataPath::kSharedMemory, DataPath::kHost}) {
-    setenv("EQUARX_DATA_PATH", DataPathName(p), 1);
-    ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
-    EXPECT_EQ(o.data_path, p) << DataPathName(p);
-  }
+  const std::pair<const char*, DataPath> spellings[] = {
+      {"mpi", DataPath::kMpi}, {"sockets", DataPath::kSockets}, {"shm", DataPath::kSharedMemory},
+      {"host", DataPath::kHost}};
+  for (bool by_name : {false, true})  // each spelling, then each DataPathName
+    for (const auto& [spelling, p] : spellings) {
+      const char* value = by_name ? DataPathName(p) : spelling;
+      setenv("EQUARX_DATA_PATH", value, 1);
+      ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok()) << value;
+      EXPECT_EQ(o.data_path, p) << value;
+    }
   setenv("EQUARX_DATA_PATH", "tcp", 1);
   const Status st = MpiCommunicatorOptions::FromEnvironment(&o);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
@@ -154,18 +148,13 @@ TEST_F(Mpi, HierarchicalWithinBoundAndIdentical) {
   for (int per_host : {2, 3})
     for (Algorithm inner : {Algorithm::kFullBidir, Algorithm::kTwoShot})
       for (size_t count : {size_t(1), size_t(7919), size_t(100003)}) {
-        AllReduceOptions o;
-        o.algorithm = Algorithm::kHierarchical;
-        o.inner = inner;
-        o.ranks_per_host = uint32_t(per_host);
+        const AllReduceOptions o = HierarchicalOptions(inner, uint32_t(per_host));
         std::string err = Check(*comm_, count, DType::kBFloat16, o, false, count % 2 == 0);
         EXPECT_TRUE(AllAgree(err.empty())) << "rank " << Rank() << " per_host " << per_host << " "
                                            << AlgorithmName(inner) << " count " << count << ": " << err;
       }
   std::vector<uint16_t> a(1 << 16, 0x3F80), b(1 << 16);
-  AllReduceOptions o;
-  o.algorithm = Algorithm::kHierarchical;
-  o.ranks_per_host = 2;
+  AllReduceOptions o = HierarchicalOptions(Algorithm::kAuto, 2);
   o.validate = false;
   const uint64_t before = comm_->stats().bytes_sent;  // counts every call so far
   Status st = comm_->AllReduce(a.data(), b.data(), a.size(), DType::kBFloat16, o);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "codec/codec.h"
 #include "support/oracle.h"
 #include "world.h"
 
@@ -38,6 +39,18 @@ std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOpti
   });
   for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
   return out;
+}
+
+void ExpectSameBitsOnEverySimdTarget(const std::function<std::vector<Buffer>()>& reduce,
+                                     const std::string& what) {
+  std::vector<Buffer> first;
+  for (int64_t target : codec::AvailableTargets()) {
+    codec::ForceTarget(target);
+    auto out = reduce();
+    if (first.empty()) first = out;
+    EXPECT_TRUE(out[0] == first[0]) << what << " on " << codec::TargetName(target);
+  }
+  codec::ForceTarget(0);
 }
 
 void ExpectAgreeAndWithinBound(const std::vector<Buffer>& in, const std::vector<Buffer>& out,

@@ -28,6 +28,11 @@ std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOpti
                               std::vector<std::vector<float>>* residuals = nullptr,
                               std::vector<AllReduceStats>* stats = nullptr);
 
+/// Calls reduce() once per SIMD target the CPU supports (codec::ForceTarget) and expects rank
+/// 0's output (reduce()[0]) bitwise the same on every one; then restores the best target.
+void ExpectSameBitsOnEverySimdTarget(const std::function<std::vector<Buffer>()>& reduce,
+                                     const std::string& what);
+
 /// Every rank's output bitwise equal to rank 0's, and each element of rank 0's within the
 /// configuration's error bound (support/oracle.h, ErrorBound) of the exact sum.
 void ExpectAgreeAndWithinBound(const std::vector<Buffer>& in, const std::vector<Buffer>& out,

@@ -43,6 +43,16 @@ struct Buffer {
 std::vector<Buffer> MakeInputs(int ranks, size_t n, DType dtype, uint64_t seed,
                                bool integers = false, double scale = 1.0);
 
+/// Options of algorithm hierarchical: hosts of `ranks_per_host` ranks (0: from
+/// EQUARX_RANKS_PER_HOST), `inner` the algorithm across them; everything else the default.
+inline AllReduceOptions HierarchicalOptions(Algorithm inner, uint32_t ranks_per_host = 0) {
+  AllReduceOptions o;
+  o.algorithm = Algorithm::kHierarchical;
+  o.inner = inner;
+  o.ranks_per_host = ranks_per_host;
+  return o;
+}
+
 /// Exact sum over ranks in f64.
 std::vector<double> ExactSum(const std::vector<Buffer>& inputs);
 

@@ -8,27 +8,20 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "npy.h"
+#include "temp_dir.h"
 
 namespace equarx::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-class NpyTest : public ::testing::Test {
+class NpyTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("equarx_npy_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  NpyTest() : TempDirTest("equarx_npy_test_") {}
 
   std::string WriteRaw(const std::string& name, const std::string& bytes) {
-    const std::string p = (dir_ / name).string();
+    const std::string p = Path(name);
     std::ofstream(p, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
     return p;
   }
@@ -53,7 +46,13 @@ class NpyTest : public ::testing::Test {
     NpyArray tmp;
     return ReadNpy(WriteRaw(name, bytes), a ? a : &tmp);
   }
-  fs::path dir_;
+  // The serialized image of an f32 array of `shape`, every element `value`.
+  static void F32Image(const std::vector<size_t>& shape, float value, std::vector<uint8_t>* img) {
+    NpyArray a;
+    a.shape = shape;
+    a.f32.assign(a.count(), value);
+    ASSERT_TRUE(SerializeNpy(a, img).ok());
+  }
 };
 
 TEST_F(NpyTest, RoundTripF32AnyShape) {
@@ -164,11 +163,8 @@ TEST_F(NpyTest, MalformedFilesGiveClearErrors) {
 }
 
 TEST_F(NpyTest, EveryPrefixOfAValidFileIsRejectedNotCrashed) {
-  NpyArray a;
-  a.shape = {3, 3};
-  a.f32.assign(9, 1.5f);
   std::vector<uint8_t> img;
-  ASSERT_TRUE(SerializeNpy(a, &img).ok());
+  ASSERT_NO_FATAL_FAILURE(F32Image({3, 3}, 1.5f, &img));
   for (size_t n = 0; n < img.size(); ++n) {
     NpyArray b;
     EXPECT_FALSE(ParseNpy(img.data(), n, "prefix", &b).ok()) << n;
@@ -176,11 +172,8 @@ TEST_F(NpyTest, EveryPrefixOfAValidFileIsRejectedNotCrashed) {
 }
 
 TEST_F(NpyTest, RandomByteFlipsNeverCrash) {
-  NpyArray a;
-  a.shape = {4, 4};
-  a.f32.assign(16, 2.0f);
   std::vector<uint8_t> img;
-  ASSERT_TRUE(SerializeNpy(a, &img).ok());
+  ASSERT_NO_FATAL_FAILURE(F32Image({4, 4}, 2.0f, &img));
   uint64_t x = 12345;
   for (int trial = 0; trial < 20000; ++trial) {
     std::vector<uint8_t> m = img;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,43 +95,45 @@ TEST(CApi, AllReduceWithDefaultsAndLastError) {
   for (auto c : comms) EXPECT_EQ(equarxCommDestroy(c), equarxSuccess);
 }
 
-TEST(CApi, OlderShorterConfigGetsDefaultsForNewFields) {
-  const int n = 2;
+// One AllReduce (in place, f32) of `data` on a new in-process group of data.size() ranks, every
+// rank's config prepared by `make_config`; every rank must succeed.
+void ReduceOnNewGroup(const std::function<void(equarxConfig_t&)>& make_config,
+                      std::vector<std::vector<float>>& data) {
+  const size_t n = data.size();
   std::vector<equarxComm_t> comms(n);
-  ASSERT_EQ(equarxCommCreateInProcess(n, comms.data()), equarxSuccess);
-  std::vector<std::vector<float>> data(n, std::vector<float>(500, 1.0f));
+  ASSERT_EQ(equarxCommCreateInProcess(int(n), comms.data()), equarxSuccess);
   std::vector<equarxConfig_t> cfg(n);
-  for (auto& c : cfg) {
-    std::memset(&c, 0xFF, sizeof c);  // garbage beyond what an "old" caller knows
-    c.size = offsetof(equarxConfig_t, microshards);
-    c.algorithm = equarxAlgoRing;
-    c.phases = equarxPhasesRSAG;
-    c.codec = equarxCodecInt8;
-    c.block = 64;
-  }
+  for (auto& c : cfg) make_config(c);
   auto res = RunAll(comms, cfg, data);
-  for (int r = 0; r < n; ++r) {
-    EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
-    EXPECT_EQ(data[r][0], 2.0f);
-  }
+  for (size_t r = 0; r < n; ++r) EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
   for (auto c : comms) equarxCommDestroy(c);
+}
+
+TEST(CApi, OlderShorterConfigGetsDefaultsForNewFields) {
+  std::vector<std::vector<float>> data(2, std::vector<float>(500, 1.0f));
+  ASSERT_NO_FATAL_FAILURE(ReduceOnNewGroup(
+      [](equarxConfig_t& c) {
+        std::memset(&c, 0xFF, sizeof c);  // garbage beyond what an "old" caller knows
+        c.size = offsetof(equarxConfig_t, microshards);
+        c.algorithm = equarxAlgoRing;
+        c.phases = equarxPhasesRSAG;
+        c.codec = equarxCodecInt8;
+        c.block = 64;
+      },
+      data));
+  for (const auto& d : data) EXPECT_EQ(d[0], 2.0f);
 }
 
 // A config from before `rounding` and `seed` existed still works (nearest rounding).
 TEST(CApi, ConfigWithoutRoundingFieldsIsNearest) {
-  const int n = 2;
-  std::vector<equarxComm_t> comms(n);
-  ASSERT_EQ(equarxCommCreateInProcess(n, comms.data()), equarxSuccess);
-  std::vector<std::vector<float>> data(n, std::vector<float>(500, 0.3f));
-  std::vector<equarxConfig_t> cfg(n);
-  for (auto& c : cfg) {
-    equarxConfigInit(&c);
-    c.rounding = 77;  // garbage beyond the old size
-    c.size = offsetof(equarxConfig_t, rounding);
-  }
-  auto res = RunAll(comms, cfg, data);
-  for (int r = 0; r < n; ++r) EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
-  for (auto c : comms) equarxCommDestroy(c);
+  std::vector<std::vector<float>> data(2, std::vector<float>(500, 0.3f));
+  ReduceOnNewGroup(
+      [](equarxConfig_t& c) {
+        equarxConfigInit(&c);
+        c.rounding = 77;  // garbage beyond the old size
+        c.size = offsetof(equarxConfig_t, rounding);
+      },
+      data);
 }
 
 // equarxAllReduceEx: int4 with stochastic rounding, error feedback and telemetry from C.
