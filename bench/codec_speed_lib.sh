@@ -1,5 +1,6 @@
-# bench/codec_speed_lib.sh — sourced by bench/rotation_speed.sh and bench/scale_speed.sh: the
-# run's environment file and the codec kernels on every SIMD target the CPU has.
+# bench/codec_speed_lib.sh — sourced by bench/rotation_speed.sh, bench/scale_speed.sh and
+# bench/threads_speed.sh: the run's environment file and the codec kernels on every SIMD target
+# the CPU has.
 #
 #   speed_env FILE                  commit, machine, load and SIMD targets into FILE
 #   codec_kernels DIR FILTER [ARGS] equarx_codec_bench --benchmark_filter=FILTER, forced to each
@@ -7,6 +8,7 @@
 #                                   of the benchmark, e.g. more repetitions), into
 #                                   DIR/codec_<TARGET>.json (older codec_*.json removed)
 #   load_after FILE                 appends the load average to FILE
+#   env_and_kernels DIR ENV FILTER  mkdir -p DIR, speed_env DIR/ENV, codec_kernels DIR FILTER
 B=build/release
 
 speed_env() {
@@ -33,3 +35,9 @@ codec_kernels() {
 }
 
 load_after() { echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$1"; }
+
+env_and_kernels() {
+  mkdir -p "$1"
+  speed_env "$1/$2"
+  codec_kernels "$1" "$3"
+}

@@ -12,13 +12,8 @@
 #   --table-only  regenerate the table from bench/results/data_path/ without running
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run=1
-for a in "$@"; do
-  case $a in
-    --table-only) run=0 ;;
-    *) echo "compare_data_path.sh: unknown option $a (expected --table-only)" >&2; exit 2 ;;
-  esac
-done
+source bench/compare_path_lib.sh
+table_only_option compare_data_path.sh "$@"
 res=bench/results/data_path
 if [[ $run -eq 1 ]]; then
   mkdir -p out/dp "$res"
@@ -30,9 +25,9 @@ if [[ $run -eq 1 ]]; then
     cp "out/dp/H$H-$dp-$rep/env.txt" "$res/H$H-$dp-${rep}_env.txt"
   done; done; done
 fi
-/usr/bin/env python3 - "$res" docs/benchmarks.md <<'PY'
+table=$(/usr/bin/env python3 - "$res" <<'PY'
 import json, re, sys
-res, doc = sys.argv[1], sys.argv[2]
+res = sys.argv[1]
 lines = ["| H | size | data path | run | bf16 ring (ms) | full_bidir | full | semi | two_shot |",
          "|---|---:|---|---|---:|---:|---:|---:|---:|"]
 for H in (4, 8):
@@ -59,10 +54,7 @@ loads = sorted(float(e[2]) for e in envs if e[2] != "?")
 lines.append("")
 lines.append(f"Runs {dates[0]} … {dates[-1]}, build of {', '.join(commits)}, "
              f"1-minute load at the launches' start {loads[0]:.1f}–{loads[-1]:.1f}.")
-text = open(doc).read()
-pat = re.compile(r"(<!-- datapath:begin -->\n).*?(<!-- datapath:end -->)", re.S)
-if not pat.search(text):
-    sys.exit(f"{doc} has no <!-- datapath:begin --> ... <!-- datapath:end --> markers")
-open(doc, "w").write(pat.sub(lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), text))
 print("\n".join(lines))
 PY
+)
+splice_table datapath docs/benchmarks.md "$table"

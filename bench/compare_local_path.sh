@@ -11,13 +11,8 @@
 # Usage: bash bench/compare_local_path.sh [--table-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run=1
-for a in "$@"; do
-  case $a in
-    --table-only) run=0 ;;
-    *) echo "compare_local_path.sh: unknown option $a (expected --table-only)" >&2; exit 2 ;;
-  esac
-done
+source bench/compare_path_lib.sh
+table_only_option compare_local_path.sh "$@"
 res=bench/results/local_path
 perf=build/release/tools/perf/equarx-perf
 if [[ $run -eq 1 ]]; then
@@ -37,9 +32,9 @@ if [[ $run -eq 1 ]]; then
     echo "N=$np $dp run $rep done, load $(cut -d' ' -f1 /proc/loadavg)" >>"$res/env.txt"
   done; done; done
 fi
-/usr/bin/env python3 - "$res" docs/benchmarks.md <<'PY'
-import json, re, sys
-res, doc = sys.argv[1], sys.argv[2]
+table=$(/usr/bin/env python3 - "$res" <<'PY'
+import json, sys
+res = sys.argv[1]
 lines = ["| N | size | algo | sockets (ms) | host (ms) | shm (ms) | mpi (ms) | host vs sockets | host vs mpi |",
          "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
 def times(np_, dp):
@@ -59,10 +54,7 @@ for np_ in (2, 4):
 env = open(f"{res}/env.txt").read()
 lines.append("")
 lines.append("Run: " + " · ".join(l for l in env.splitlines()[:3]) + ". Each cell: the better of two runs' medians.")
-text = open(doc).read()
-pat = re.compile(r"(<!-- localpath:begin -->\n).*?(<!-- localpath:end -->)", re.S)
-if not pat.search(text):
-    sys.exit(f"{doc} has no <!-- localpath:begin --> ... <!-- localpath:end --> markers")
-open(doc, "w").write(pat.sub(lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), text))
 print("\n".join(lines))
 PY
+)
+splice_table localpath docs/benchmarks.md "$table"

@@ -31,9 +31,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf
-[[ -f $MODEL ]] || { echo "gemma3_quality.sh: no model; run scripts/fetch_model.sh" >&2; exit 2; }
-BIN=build/release/apps/gemma3/equarx-gemma3
+source bench/gemma3_lib.sh
 L=/usr/share/common-licenses
 TEXTS=$L/GPL-3,$L/GPL-2,$L/LGPL-2.1,$L/Apache-2.0,$L/MPL-2.0,$L/GFDL-1.3
 RES=bench/results/gemma3_quality
@@ -46,29 +44,24 @@ mkdir -p "$RES"
   echo "texts: $TEXTS"
 } >"$RES/env_${RUNS//,/_}.txt"
 ALGOS=full,full_bidir,semi,two_shot
+# one_run NAME TEXT FLAGS...: when --runs names NAME, the run at this TP with these flags, into
+# $RES/tp<TP>_NAME.{json,txt}
+one_run() {
+  local name=$1 text=$2
+  shift 2
+  [[ ,$RUNS, == *,$name,* ]] || return 0
+  echo "== TP $tp: $text" >&2
+  "$BIN" "${common[@]}" "$@" --json "$RES/tp${tp}_$name.json" | tee "$RES/tp${tp}_$name.txt"
+}
 for tp in ${TPS//,/ }; do
   common=(eval --model "$MODEL" --text "$TEXTS" --tp "$tp" --tokens "$TOKENS" --chunks "$CHUNKS" --quiet
           --algo "$ALGOS" --phases rs+ag --rotation none,hadamard)
-  if [[ ,$RUNS, == *,b64,* ]]; then
-    echo "== TP $tp: int8 B64 f32 scales, and the baselines" >&2
-    "$BIN" "${common[@]}" --baselines --codec int8 --block 64 --scale f32 \
-      --json "$RES/tp${tp}_b64.json" | tee "$RES/tp${tp}_b64.txt"
-  fi
-  if [[ ,$RUNS, == *,b32,* ]]; then
-    echo "== TP $tp: int8, int4, fp8_e4m3 at B32 with bf16 scales" >&2
-    "$BIN" "${common[@]}" --codec int8,int4,fp8_e4m3 --block 32 --scale bf16 \
-      --json "$RES/tp${tp}_b32.json" | tee "$RES/tp${tp}_b32.txt"
-  fi
-  if [[ ,$RUNS, == *,b64tl,* ]]; then
-    echo "== TP $tp: int8 at B64 with two-level scales, and the baselines" >&2
-    "$BIN" "${common[@]}" --baselines --codec int8 --block 64 --scale two_level \
-      --json "$RES/tp${tp}_b64tl.json" | tee "$RES/tp${tp}_b64tl.txt"
-  fi
-  if [[ ,$RUNS, == *,b128,* ]]; then
-    echo "== TP $tp: int8, int4 at B128 with two-level scales, and the baselines" >&2
-    "$BIN" "${common[@]}" --baselines --codec int8,int4 --block 128 --scale two_level \
-      --json "$RES/tp${tp}_b128.json" | tee "$RES/tp${tp}_b128.txt"
-  fi
+  one_run b64 "int8 B64 f32 scales, and the baselines" --baselines --codec int8 --block 64 --scale f32
+  one_run b32 "int8, int4, fp8_e4m3 at B32 with bf16 scales" --codec int8,int4,fp8_e4m3 --block 32 --scale bf16
+  one_run b64tl "int8 at B64 with two-level scales, and the baselines" \
+    --baselines --codec int8 --block 64 --scale two_level
+  one_run b128 "int8, int4 at B128 with two-level scales, and the baselines" \
+    --baselines --codec int8,int4 --block 128 --scale two_level
 done
 /usr/bin/python3 bench/plot/gemma3_quality_table.py "$RES" >"$RES/tables.md"
 cat "$RES/tables.md"

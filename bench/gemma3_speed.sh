@@ -21,8 +21,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf
-[[ -f $MODEL ]] || { echo "gemma3_speed.sh: no model; run scripts/fetch_model.sh" >&2; exit 2; }
+source bench/gemma3_lib.sh
 RES=bench/results/gemma3_speed
 OUT=out/gemma3_speed/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RES" "$OUT"
@@ -42,7 +41,7 @@ for rate in ${RATES//,/ }; do
   cat "$OUT/netem-$rate/rows.jsonl" >>"$RES/rows.jsonl"
   cat "$OUT/netem-$rate/env.txt" >>"$RES/env.txt"
 done
-build/release/apps/gemma3/equarx-gemma3 bench --model "$MODEL" --tp 1 --tokens "$TOKENS" --reps "$REPS" \
+"$BIN" bench --model "$MODEL" --tp 1 --tokens "$TOKENS" --reps "$REPS" \
   --json "$OUT/tp1.jsonl"
 cp "$OUT/tp1.jsonl" "$RES/tp1.jsonl"
 /usr/bin/env python3 bench/plot/gemma3_table.py "$RES/rows.jsonl" "$RES/tp1.jsonl" | tee "$RES/table.md"

@@ -20,10 +20,8 @@ while [[ $# -gt 0 ]]; do
 done
 source bench/codec_speed_lib.sh
 RES=bench/results/rotation
-mkdir -p "$RES"
-speed_env "$RES/env.txt"
-FILTER='(Memcpy|Int8Encode<64, F32>|Int8DecodeAccumulateEncode<64, (F32|BF16)>|Rotate(Forward|Inverse)<64, (F32|BF16)>)/(16384|16777216)$'
-codec_kernels "$RES" "$FILTER"
+env_and_kernels "$RES" env.txt \
+  '(Memcpy|Int8Encode<64, F32>|Int8DecodeAccumulateEncode<64, (F32|BF16)>|Rotate(Forward|Inverse)<64, (F32|BF16)>)/(16384|16777216)$'
 echo "== in-process calls" >&2
 "$B/tools/perf/equarx-perf" -b 64M -e 64M -n "$ITERS" -w 1 -c 0 -d bf16 --ranks 8 \
   --algo full_bidir,semi,two_shot --rotation none,hadamard -J "$RES/perf_n8_64m.jsonl" \

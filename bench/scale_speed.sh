@@ -23,10 +23,8 @@ while [[ $# -gt 0 ]]; do
 done
 source bench/codec_speed_lib.sh
 RES=bench/results/scale_formats
-mkdir -p "$RES"
-speed_env "$RES/speed_env.txt"
-FILTER='(Memcpy|Int8(Encode|Decode|DecodeAccumulateEncode)<128(, F32)?(, S(BF16|2L))?>|Rotate(Forward|Inverse)<(16|128), BF16>)/(16384|16777216)$'
-codec_kernels "$RES" "$FILTER"
+env_and_kernels "$RES" speed_env.txt \
+  '(Memcpy|Int8(Encode|Decode|DecodeAccumulateEncode)<128(, F32)?(, S(BF16|2L))?>|Rotate(Forward|Inverse)<(16|128), BF16>)/(16384|16777216)$'
 echo "== in-process calls" >&2
 : >"$RES/perf_n8_64m.jsonl"
 for cfg in "64 f32" "32 bf16" "128 two_level"; do

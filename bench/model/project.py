@@ -39,6 +39,13 @@ def fmt_size(b):
     return "%d B" % b
 
 
+def cell(rows, threads, link, ranks, size):
+    """The rows of one table cell, and the fastest unquantized (bf16) time among them."""
+    sel = [r for r in rows if r["threads"] == threads and r["link_gbit"] == link and
+           r["ranks"] == ranks and int(r["size_bytes"]) == size]
+    return sel, min(float(r["time_us"]) for r in sel if "bf16" in r["label"])
+
+
 def main():
     a = parse_args(__doc__)
     measured = calibrate(a.model)
@@ -90,9 +97,7 @@ def main():
             for ranks in RANKS:
                 cells = []
                 for s in sizes:
-                    sel = [r for r in rows if r["threads"] == threads and r["link_gbit"] == link and
-                           r["ranks"] == ranks and int(r["size_bytes"]) == s]
-                    ring = min(float(r["time_us"]) for r in sel if "bf16" in r["label"])
+                    sel, ring = cell(rows, threads, link, ranks, s)
                     best = min(sel, key=lambda r: float(r["time_us"]))
                     cells.append("%s %.2fx" % (best["label"], ring / float(best["time_us"])))
                 out.append("| %d Gbit/s | %d | %s |" % (link, ranks, " | ".join(cells)))
@@ -109,9 +114,7 @@ def main():
             for ranks in RANKS:
                 wins = []
                 for s in sizes:
-                    sel = [r for r in rows if r["threads"] == threads and r["link_gbit"] == link and
-                           r["ranks"] == ranks and int(r["size_bytes"]) == s]
-                    ring = min(float(r["time_us"]) for r in sel if "bf16" in r["label"])
+                    sel, ring = cell(rows, threads, link, ranks, s)
                     q = min(float(r["time_us"]) for r in sel if "bf16" not in r["label"])
                     wins.append(q < ring)
                 first = next((i for i in range(len(sizes)) if all(wins[i:])), None)

@@ -26,34 +26,21 @@ has_mpi = _core.has_mpi
 has_xla_ffi = _core.has_xla_ffi
 
 
-def algorithms():
-    """{name: description} of every AllReduce algorithm (the library's AlgorithmTable)."""
-    return {name: desc for _, name, desc in _core.algorithms()}
+def _table(name, doc):
+    """The function `name`() -> {name: description} of the library's enum table _core.name()."""
+    def table():
+        return {entry: desc for _, entry, desc in getattr(_core, name)()}
+    table.__name__ = table.__qualname__ = name
+    table.__doc__ = doc
+    return table
 
 
-def phases():
-    """{name: description} of the quantized-phase choices (PhasesTable)."""
-    return {name: desc for _, name, desc in _core.phases()}
-
-
-def codecs():
-    """{name: description} of the AllReduce wire codecs (CodecTable)."""
-    return {name: desc for _, name, desc in _core.codecs()}
-
-
-def roundings():
-    """{name: description} of the rounding modes of the quantized phases (RoundingTable)."""
-    return {name: desc for _, name, desc in _core.roundings()}
-
-
-def rotations():
-    """{name: description} of the rotations applied before quantizing (RotationTable)."""
-    return {name: desc for _, name, desc in _core.rotations()}
-
-
-def scale_formats():
-    """{name: description} of how block scales are stored on the wire (ScaleFormatTable)."""
-    return {name: desc for _, name, desc in _core.scale_formats()}
+algorithms = _table("algorithms", "{name: description} of every AllReduce algorithm (the library's AlgorithmTable).")
+phases = _table("phases", "{name: description} of the quantized-phase choices (PhasesTable).")
+codecs = _table("codecs", "{name: description} of the AllReduce wire codecs (CodecTable).")
+roundings = _table("roundings", "{name: description} of the rounding modes of the quantized phases (RoundingTable).")
+rotations = _table("rotations", "{name: description} of the rotations applied before quantizing (RotationTable).")
+scale_formats = _table("scale_formats", "{name: description} of how block scales are stored on the wire (ScaleFormatTable).")
 
 
 def options():
