@@ -7,7 +7,7 @@
 //                          [--tokens T] [--chunks C] [--sweep] [--baselines] [--json OUT]
 //                          [--dump-activations DIR [--dump-layers L,L,...]]
 //   equarx-gemma3 bench    --model GGUF --tp N [--tokens 512,1024,2048] [--reps R] [--sweep]
-//                          [--threads N] [--json OUT]
+//                          [--gemm-threads N] [--json OUT]
 //   mpirun -np N equarx-gemma3 bench ...   one rank per process (the data path from
 //                          EQUARX_DATA_PATH); only bench runs under mpirun
 // Reduce options: every AllReduce option of the library (--algo, --phases, --codec, --block,
@@ -102,7 +102,8 @@ int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
   if (c == "bench") {
     p.AddString("tokens", &a->tokens, "comma list of prompt lengths (default 512,1024,2048)", "T,T");
     p.AddUint("reps", &a->reps, "timed passes per configuration after one warm-up (default 3)");
-    p.AddUint("threads", &a->threads, "GEMM threads per rank under mpirun (0 = the cores)");
+    // Not --threads: that is the AllReduce option (codec threads), registered above.
+    p.AddUint("gemm-threads", &a->threads, "GEMM threads per rank under mpirun (0 = the cores)");
   }
   if (c == "eval" || c == "bench") {
     p.AddFlag("sweep", &a->sweep, "the preset table of configurations (see docs/gemma3.md)");

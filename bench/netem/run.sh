@@ -496,7 +496,7 @@ run_all_configs() {   # for the current topology and RATE
   fi
   if has gemma3; then
     launch gemma3 "$rate" "$OUT/bin/equarx-gemma3" bench --model "$GEMMA3_MODEL" --tokens "$GEMMA3_TOKENS" \
-      --reps "$GEMMA3_REPS" --threads "$GEMMA3_THREADS" --sweep --json "$OUT/raw/${tag}_gemma3.jsonl"
+      --reps "$GEMMA3_REPS" --gemm-threads "$GEMMA3_THREADS" --sweep --json "$OUT/raw/${tag}_gemma3.jsonl"
   fi
   if has mpitest; then
     launch mpitest "$rate" "$OUT/bin/mpi_test"

@@ -263,6 +263,22 @@ TEST(Args, ParseCommandLineExitCodesAndMessages) {
   EXPECT_EQ(size, 3072u);
 }
 
+// Two options of one name would leave the second dead while --help lists it: a tool's bug,
+// stopped when the second is registered.
+TEST(ArgsDeathTest, AnOptionRegisteredTwiceAborts) {
+  uint64_t a = 0, b = 0;
+  EXPECT_DEATH({
+    ArgParser p("equarx-x", "");
+    p.AddUint("threads", &a, "one");
+    p.AddUint("threads", &b, "two");
+  }, "equarx-x: option --threads registered twice");
+  EXPECT_DEATH({
+    bool h = false;
+    ArgParser p("equarx-x", "");
+    p.AddFlag("help", &h, "the parser's own");
+  }, "option --help registered twice");
+}
+
 TEST(Args, Errors) {
   size_t size = 0;
   ArgParser p("tool", "");

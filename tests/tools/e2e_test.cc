@@ -11,12 +11,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "half.h"
 #include "npy.h"
 #include "random.h"
+#include "temp_dir.h"
 
 namespace equarx::tools {
 namespace {
@@ -40,16 +43,9 @@ Proc RunCommand(const std::string& cmd) {
   return p;
 }
 
-class ReduceTest : public ::testing::Test {
+class ReduceTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("equarx_e2e_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  ReduceTest() : TempDirTest("equarx_e2e_") {}
 
   // Writes `ranks` f32 inputs of `shape` from distribution `d`; returns their paths.
   std::vector<std::string> WriteInputs(int ranks, const std::vector<size_t>& shape, Distribution d,
@@ -76,7 +72,6 @@ class ReduceTest : public ::testing::Test {
     for (const std::string& x : v) s += " '" + x + "'";
     return s;
   }
-  fs::path dir_;
 };
 
 const std::string kReduce = EQUARX_REDUCE_PATH;
@@ -405,6 +400,34 @@ TEST(ModelTool, UsageErrorsExit2) {
   EXPECT_EQ(RunCommand(m + " --hosts 1048576 --ranks-per-host 2").code, 2);
   EXPECT_EQ(RunCommand(m + " extra").code, 2);
   EXPECT_EQ(RunCommand(m + " --help").code, 0);
+}
+
+// Every tool answers --help with its usage and exit 0, and each option's line appears once
+// (the parser aborts on an option registered twice, which would leave one of them dead).
+TEST(Tools, HelpExits0AndListsEachOptionOnce) {
+  std::vector<std::string> tools = {EQUARX_REDUCE_PATH, EQUARX_ACCURACY_PATH, EQUARX_PERF_PATH};
+#ifdef EQUARX_DEMO_PATH
+  tools.push_back(EQUARX_DEMO_PATH);
+#endif
+#ifdef EQUARX_MODEL_PATH
+  tools.push_back(EQUARX_MODEL_PATH);
+#endif
+#ifdef EQUARX_TUNE_PATH
+  tools.push_back(EQUARX_TUNE_PATH);
+#endif
+  for (const std::string& tool : tools) {
+    const Proc p = RunCommand(tool + " --help");
+    ASSERT_EQ(p.code, 0) << tool << "\n" << p.output;
+    EXPECT_NE(p.output.find("usage:"), std::string::npos) << tool << "\n" << p.output;
+    std::istringstream lines(p.output);
+    std::set<std::string> flags;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("  --", 0) != 0) continue;  // an option's line: "  --name ..."
+      const std::string flag = line.substr(2, line.find(' ', 2) - 2);
+      EXPECT_TRUE(flags.insert(flag).second) << tool << " lists " << flag << " twice";
+    }
+    EXPECT_GT(flags.size(), 2u) << tool << "\n" << p.output;
+  }
 }
 
 TEST(ModelTool, CalibrationMeasuresEveryRate) {

@@ -2,6 +2,7 @@
 #include "args.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace equarx::tools {
@@ -49,7 +50,7 @@ void ArgParser::AddFlag(std::string name, bool* dst, std::string help) {
   o.help = std::move(help);
   o.is_flag = true;
   o.flag = dst;
-  options_.push_back(std::move(o));
+  Register(std::move(o));
 }
 
 void ArgParser::AddCustom(std::string name, std::function<std::string(std::string_view)> handler,
@@ -59,6 +60,17 @@ void ArgParser::AddCustom(std::string name, std::function<std::string(std::strin
   o.help = std::move(help);
   o.metavar = std::move(metavar);
   o.handler = std::move(handler);
+  Register(std::move(o));
+}
+
+void ArgParser::Register(Option o) {
+  // Two options of one name would leave the second dead (the first match wins) while its help
+  // line promises it: a tool's bug, stopped before any argument is read.
+  if (Find(o.name) || o.name == "help") {
+    std::fprintf(stderr, "%s: option --%s registered twice (a bug in the tool)\n", program_.c_str(),
+                 o.name.c_str());
+    std::abort();
+  }
   options_.push_back(std::move(o));
 }
 

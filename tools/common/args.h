@@ -66,6 +66,7 @@ class ArgParser {
     bool seen = false;
   };
   Option* Find(std::string_view name);
+  void Register(Option o);  // aborts on a name already registered (or "help")
 
   std::string program_, synopsis_;
   std::vector<Option> options_;

@@ -138,7 +138,9 @@ int main(int argc, char** argv) {
     const Status s = ParseOptions(v, &base);
     return s.ok() ? std::string() : s.message();
   }, "options as key=value,... (equarx-info lists them); the flags below override them", "TEXT");
-  tools::OptionFlags flags(&p, /*lists=*/true);
+  // The model's own --threads (codec threads per rank) and --ranks-per-host (a list of layouts)
+  // stand for the option fields of those names.
+  tools::OptionFlags flags(&p, /*lists=*/true, {"threads", "ranks_per_host"});
   for (auto [c, name] : {std::pair{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"}, {'d', "datatype"}})
     p.AddShort(c, name);
   if (auto rc = p.ParseCommandLine(argc, argv, tools::OptionFlags::ValuesHelp())) return *rc;

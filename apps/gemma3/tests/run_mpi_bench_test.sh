@@ -20,7 +20,7 @@ rows() { sed -E 's/.*"config":"([^"]*)".*"tokens":([0-9]+).*"ranks_agree":([a-z]
 [[ $(wc -l <"$dir/inproc.jsonl") -eq 8 ]] || { echo "FAIL: expected 8 in-process rows"; cat "$dir/inproc.jsonl"; exit 1; }
 for path in mpi sockets; do
   timeout 300 "$MPIEXEC" -np "$NP" --bind-to none -x EQUARX_DATA_PATH=$path \
-    "$BIN" "${args[@]}" --threads 1 --json "$dir/$path.jsonl"
+    "$BIN" "${args[@]}" --gemm-threads 1 --json "$dir/$path.jsonl"
   if ! diff <(rows "$dir/inproc.jsonl") <(rows "$dir/$path.jsonl"); then
     echo "FAIL: mpirun -np $NP ($path) differs from in-process --tp $NP"; exit 1
   fi
