@@ -56,7 +56,8 @@ struct AllReduceOptions {
   /// Exchange a small descriptor first so that invalid or mismatched calls fail on every rank.
   bool validate = true;
   /// Crossover table for Algorithm::kAuto (a file written by equarx-tune); nullptr =
-  /// EQUARX_TUNE_FILE, else the built-in defaults. Loaded once per path and cached.
+  /// EQUARX_TUNE_FILE; without either, auto asks the cost model for a table (on the network of
+  /// EQUARX_LINK_GBIT and EQUARX_STEP_US; docs/configuration.md). Loaded or built once, cached.
   const char* tune_file = nullptr;
   /// Diagnostics only; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kNormal;

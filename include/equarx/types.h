@@ -28,7 +28,7 @@ enum class Algorithm : uint8_t {
   kSemi = 3,       ///< EQuARX semi-loop: two chains meet at each owner
   kNaiveFp8 = 4,   ///< fp8 e5m2 cast with no scales, summed in fp8 (error reference only)
   kTwoShot = 5,    ///< all-to-all RS + AG: exactly two quantizations whatever N
-  kAuto = 6,       ///< by message size from a measured crossover table (switches numerics!)
+  kAuto = 6,       ///< by message size from a crossover table, measured or the cost model's (switches numerics!)
   kHierarchical = 7,  ///< reduce-scatter inside each host (f32 sums), `inner` across hosts, all-gather
 };
 

@@ -144,4 +144,88 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
   return p;
 }
 
+AllReduceOptions ModelTableInputs(const AllReduceOptions& o) {
+  AllReduceOptions in;
+  in.algorithm = o.algorithm;
+  in.inner = o.inner;
+  in.ranks_per_host = o.ranks_per_host;
+  in.codec = o.codec;
+  in.block = o.block;
+  in.scale = o.scale;
+  in.rotation = o.rotation;
+  in.microshards = o.microshards;
+  in.quantize_min_bytes = o.quantize_min_bytes;
+  in.f32_partials = o.f32_partials;
+  return in;
+}
+
+namespace {
+
+// The rules of one section: the fastest candidate at each size of the sweep, a new rule where
+// it changes.
+std::vector<TuneRule> ModelRules(const AllReduceOptions& o, DType dtype, const Machine& m) {
+  constexpr Algorithm kQuantized[] = {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi,
+                                      Algorithm::kFull};
+  constexpr double kMargin = 0.05;
+  const TuneTable none = TuneTable::Defaults();  // unused: no candidate is auto
+  std::vector<TuneRule> rules;
+  for (size_t bytes = 16; bytes <= (size_t(1) << 34); bytes *= 2) {
+    const size_t count = std::max<size_t>(1, bytes / DTypeSize(dtype));
+    AllReduceOptions c = o;
+    c.phases = Phases::kRSAG;
+    c.algorithm = Algorithm::kRing;
+    c.rotation = Rotation::kNone;  // a ring auto chose rotates only on explicit request (rare)
+    const double ring = PredictFlat(c, dtype, count, m, none).seconds;
+    TuneRule best{0, Algorithm::kRing, Phases::kRSAG};
+    double best_s = ring * (1 - kMargin);
+    c.rotation = o.rotation;
+    for (Algorithm a : kQuantized) {
+      c.algorithm = a;
+      const Prediction p = PredictFlat(c, dtype, count, m, none);
+      if (p.algorithm == a && p.seconds < best_s) {  // not below the size gate
+        best_s = p.seconds;
+        best.algorithm = a;
+      }
+    }
+    if (rules.empty() || rules.back().algorithm != best.algorithm) {
+      best.min_bytes = rules.empty() ? 0 : bytes;
+      rules.push_back(best);
+    }
+  }
+  return rules;
+}
+
+}  // namespace
+
+TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks,
+                         const AutoNetwork& network) {
+  const AllReduceOptions o = ModelTableInputs(options);
+  TuneTable t = TuneTable::Defaults();
+  if (ranks < 2) return t;
+  const int R = o.ranks_per_host > 1 && ranks % int(o.ranks_per_host) == 0 ? int(o.ranks_per_host) : 1;
+  Machine m;
+  m.hosts = ranks / R;
+  m.ranks_per_host = R;
+  m.link_bytes_per_s = network.link_gbit * 1e9 / 8;
+  m.alpha_s = network.step_us * 1e-6;
+  t.sections.push_back({ranks, dtype, ModelRules(o, dtype, m)});
+  if (o.algorithm == Algorithm::kHierarchical && R > 1 && ranks / R >= 2) {
+    Machine across = m;  // as PredictHierarchical: R shard groups share each host's link
+    across.ranks_per_host = 1;
+    across.link_bytes_per_s /= R;
+    t.sections.push_back({ranks / R, dtype, ModelRules(o, dtype, across)});
+  }
+  return t;
+}
+
+TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks,
+                    const std::string& tune_file, const AutoNetwork& network, Status* status) {
+  if (tune_file.empty()) return ModelTuneTable(options, dtype, ranks, network);
+  TuneTable t;
+  Status st = TuneTable::Load(tune_file, &t);
+  if (!st.ok()) t = TuneTable::Defaults();
+  if (status) *status = st;
+  return t;
+}
+
 }  // namespace equarx::algo

@@ -42,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "algo/plan.h"
 #include "algo/tune_table.h"
@@ -105,5 +106,40 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
 
 /// The threads a rank's codec gets on `m` (may be fractional when ranks share cores).
 double EffectiveThreads(const Machine& m);
+
+// `auto` without a tune table asks this model. For each power of two from 16 B to 16 GiB it
+// predicts the unquantized ring and the quantized candidates (full_bidir, two_shot, semi, full;
+// rs+ag) with the call's codec, block, scale, rotation and other options, and keeps the fastest;
+// a quantized candidate must beat the ring by 5% (as equarx-tune's default margin), so a near
+// tie stays unquantized; the ring is charged no rotation (a ring that auto chose rotates only
+// on explicit request). The machine: the network below; ranks_per_host from the options (the
+// ranks in rank order on ranks / ranks_per_host hosts; 1 when it does not divide them); one
+// codec thread at the built-in KernelRates; no argument-check term (every candidate pays the
+// same). Every input is the same on every rank, so every rank builds the same table, and the
+// descriptor exchange compares its hash like a tune file's.
+
+/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US).
+struct AutoNetwork {
+  double link_gbit = 1;  ///< each host's link, Gbit/s per direction
+  double step_us = 50;   ///< time of one schedule step
+};
+
+/// The options ModelTuneTable reads (the others at their defaults): two calls whose inputs are
+/// equal get the same table, so this is the key a caller caches tables by.
+AllReduceOptions ModelTableInputs(const AllReduceOptions& options);
+
+/// The crossover table described above for calls of `options` (resolved) and `dtype` on `ranks`
+/// ranks: a section for (ranks, dtype), and with algorithm hierarchical and ranks_per_host R > 1
+/// one for its inner plans (ranks / R hosts, each of the R shard groups with 1/R of the link,
+/// as PredictHierarchical charges them). Other (ranks, dtype) fall back to the built-in rules.
+TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks,
+                         const AutoNetwork& network);
+
+/// The table `auto` resolves through for a call of `options` (resolved), as a communicator
+/// resolves it (which caches both kinds): the table of `tune_file` when that names one (the
+/// built-in rules where it cannot be loaded, *status saying why), else ModelTuneTable.
+TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks,
+                    const std::string& tune_file, const AutoNetwork& network,
+                    Status* status = nullptr);
 
 }  // namespace equarx::algo

@@ -3,7 +3,8 @@
 // A table has sections, one per (ranks, dtype); a section is a list of rules "from this many
 // bytes on, use this algorithm and phases", sorted by size. equarx-tune measures a table on
 // the user's own setup and writes it; EQUARX_TUNE_FILE points the library at it. Without a
-// file (or without a section for the call's ranks and dtype) the built-in defaults apply.
+// file auto asks the cost model, which writes a table of the same form (cost_model.h,
+// ModelTuneTable). Without a section for the call's ranks and dtype the built-in rules apply.
 //
 // File format (text, one item per line, '#' starts a comment):
 //   equarx-tune 1

@@ -19,7 +19,14 @@ const std::vector<Knob>& Knobs() {
        "codec threads of each rank (1..64) when the call's options give none; the default "
        "divides this process's cores by the ranks that share them, at most 8"},
       {"EQUARX_TUNE_FILE", "path", "(none)",
-       "crossover table for algorithm=auto, written by equarx-tune (none: built-in defaults)"},
+       "crossover table for algorithm=auto, written by equarx-tune (none: auto asks the cost "
+       "model, on the network of EQUARX_LINK_GBIT and EQUARX_STEP_US)"},
+      {"EQUARX_LINK_GBIT", "number", "1",
+       "algorithm=auto without a tune file: each host's link in Gbit/s per direction, as the "
+       "cost model assumes it (0.001..100000); every rank must give the same"},
+      {"EQUARX_STEP_US", "number", "50",
+       "algorithm=auto without a tune file: the time of one schedule step in microseconds "
+       "(latency and per-message cost; 0..1000000), as the cost model assumes it"},
       {"EQUARX_DATA_PATH", "sockets|host|shm|mpi", "sockets",
        "how a communicator created from MPI moves data: equarx's own TCP connections (a dead "
        "or stopped peer fails every survivor's call within its deadline), host (equarx's "
@@ -53,6 +60,22 @@ bool ParseUint(const char* name, uint64_t lo, uint64_t hi, uint32_t* out,
   return true;
 }
 
+bool ParseNumber(const char* name, double lo, double hi, double* out,
+                 std::vector<std::string>* warnings) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (errno || *end || !(x >= lo && x <= hi)) {  // NaN fails the range test too
+    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected a number in [" +
+                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
 }  // namespace
 
 Settings Read() {
@@ -61,6 +84,8 @@ Settings Read() {
   ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
   ParseUint("EQUARX_RANKS_PER_HOST", 1, 2047, &s.ranks_per_host, &s.warnings);
   ParseUint("EQUARX_THREADS", 1, 64, &s.threads, &s.warnings);
+  ParseNumber("EQUARX_LINK_GBIT", 0.001, 100000, &s.link_gbit, &s.warnings);
+  ParseNumber("EQUARX_STEP_US", 0, 1000000, &s.step_us, &s.warnings);
   if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;
   if (const char* v = std::getenv("EQUARX_DATA_PATH"); v && *v) s.data_path = v;
   if (const char* v = std::getenv("EQUARX_SOCKET_IFNAME")) s.socket_ifname = v;

@@ -18,7 +18,8 @@ constexpr EnumInfo kAlgorithms[] = {
     {int(Algorithm::kTwoShot), "two_shot",
      "all-to-all reduce-scatter + all-gather: each value quantized once, two quantizations total"},
     {int(Algorithm::kAuto), "auto",
-     "by message size from a crossover table (EQUARX_TUNE_FILE, written by equarx-tune)"},
+     "by message size from a crossover table (EQUARX_TUNE_FILE, written by equarx-tune; "
+     "without one, the cost model's for EQUARX_LINK_GBIT and EQUARX_STEP_US)"},
     {int(Algorithm::kHierarchical), "hierarchical",
      "reduce-scatter inside each host (ranks_per_host; sums in f32), the `inner` algorithm across hosts "
      "on each shard, all-gather inside the host: only the inter-host step quantizes"},

@@ -9,10 +9,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "algo/cost_model.h"
 #include "algo/scratch.h"
 #include "algo/selector.h"
 #include "common/env.h"
@@ -38,6 +40,20 @@ struct Communicator::Impl {
     tune_path = path;
     tune = algo::TuneTable::Defaults();
     tune_status = path.empty() ? Status::Ok() : algo::TuneTable::Load(path, &tune);
+  }
+  // Without a tune file auto asks the cost model (algo::AutoTable): its tables, by the
+  // inputs they depend on (at most 32 kept).
+  std::map<std::string, algo::TuneTable> modeled;
+  const algo::TuneTable& ModelTable(const AllReduceOptions& o, DType dtype, int ranks) {
+    const std::string key = FormatOptions(algo::ModelTableInputs(o)) + " dtype=" +
+                            std::string(DTypeName(dtype)) + " ranks=" + std::to_string(ranks);
+    auto it = modeled.find(key);
+    if (it == modeled.end()) {
+      if (modeled.size() >= 32) modeled.clear();
+      it = modeled.emplace(key, algo::ModelTuneTable(o, dtype, ranks, {settings.link_gbit, settings.step_us}))
+               .first;
+    }
+    return it->second;
   }
   std::vector<core::Descriptor> descriptors;
   std::vector<transport::Request> check_requests;
@@ -172,10 +188,13 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   const uint64_t tag_base = seq << 32;
 
   Status local = core::CheckLocal(send, recv, count, dtype, o, extras.residual);
-  if (o.algorithm == Algorithm::kAuto ||
-      (o.algorithm == Algorithm::kHierarchical && o.inner == Algorithm::kAuto)) {
+  // The table auto resolves through: the tune file's, else the cost model's for this call
+  // (calls that do not use auto never look at it).
+  const algo::TuneTable* table = &m.tune;
+  if (core::UsesAuto(o)) {
     m.UseTuneFile(o.tune_file ? o.tune_file : m.settings.tune_file);
     if (local.ok() && !m.tune_status.ok()) local = m.tune_status;
+    if (m.tune_path.empty() && local.ok()) table = &m.ModelTable(o, dtype, int(t->size()));
   }
   // A rotation would spread a NaN/Inf over its block (or overflow on huge values): such a call
   // runs unrotated on every rank, which the descriptor exchange makes every rank agree on.
@@ -186,7 +205,7 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
              (extras.residual && !codec::SafeToRotate(DType::kFloat32, extras.residual, count));
   }
   if (o.validate && t->size() > 1) {
-    const core::Descriptor mine = core::Describe(count, dtype, o, m.tune.Hash(), unsafe, local);
+    const core::Descriptor mine = core::Describe(count, dtype, o, table->Hash(), unsafe, local);
     // Argument errors are agreed on every rank (the communicator stays usable); a failed
     // exchange is not.
     Status agreed = core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline, m.descriptors.data(),
@@ -231,11 +250,11 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   if (o.algorithm == Algorithm::kHierarchical) {
     // Each shard's inner plan decides its rotation (algo::PlanRotation), checked for every
     // shard on every rank before any data moves.
-    st = algo::CheckHierarchical(o, options.rotation, dtype, count, t->size(), m.tune);
+    st = algo::CheckHierarchical(o, options.rotation, dtype, count, t->size(), *table);
     if (!st.ok()) return st;
-    st = algo::ExecuteHierarchical(o, options.rotation, args, m.tune, &m.scratch, &m.hier_scratch);
+    st = algo::ExecuteHierarchical(o, options.rotation, args, *table, &m.scratch, &m.hier_scratch);
   } else {
-    const algo::Plan plan = algo::SelectPlan(o, dtype, count, t->size(), m.tune);
+    const algo::Plan plan = algo::SelectPlan(o, dtype, count, t->size(), *table);
     st = algo::PlanRotation(plan, rotate, options.rotation, options.algorithm, &rotate);
     if (!st.ok()) return st;
     if (!rotate) args.rotation = codec::RotationSpec{};
@@ -251,8 +270,8 @@ uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
   const env::Settings settings = env::Read();
   const AllReduceOptions o = Resolve(options, settings);
   const std::string path = o.tune_file ? o.tune_file : settings.tune_file;
-  algo::TuneTable table = algo::TuneTable::Defaults();
-  if (!path.empty() && !algo::TuneTable::Load(path, &table).ok()) table = algo::TuneTable::Defaults();
+  const algo::TuneTable table = core::UsesAuto(o) ? algo::AutoTable(o, dtype, ranks, path, {settings.link_gbit, settings.step_us})
+                                            : algo::TuneTable::Defaults();
   if (o.algorithm == Algorithm::kHierarchical)
     return algo::HierarchicalWireBytes(o, dtype, count, 0, ranks, table);
   algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);

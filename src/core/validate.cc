@@ -52,6 +52,11 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
   return Status::Ok();
 }
 
+bool UsesAuto(const AllReduceOptions& o) {
+  return o.algorithm == Algorithm::kAuto ||
+         (o.algorithm == Algorithm::kHierarchical && o.inner == Algorithm::kAuto);
+}
+
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64_t tune_hash,
                     bool unsafe_for_rotation, const Status& local) {
   Descriptor d;
@@ -65,7 +70,7 @@ Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64
   const OptionField* t = OptionFields(&n);
   for (size_t i = 0; i < n; ++i)
     if (t[i].agreed) d.fields[i] = t[i].get(o);
-  d.tune_hash = o.algorithm == Algorithm::kAuto ? tune_hash : 0;
+  d.tune_hash = UsesAuto(o) ? tune_hash : 0;
   d.error_code = uint32_t(local.code());
   std::strncpy(d.error, local.message().c_str(), sizeof d.error - 1);
   return d;
@@ -89,7 +94,9 @@ std::string Diff(const Descriptor& a, const Descriptor& b) {
   for (size_t i = 0; i < n; ++i)
     if (a.fields[i] != b.fields[i])
       return f(t[i].name, FormatOptionValue(t[i], a.fields[i]), FormatOptionValue(t[i], b.fields[i]));
-  if (a.tune_hash != b.tune_hash) return "a different tune table (EQUARX_TUNE_FILE) than rank 0";
+  if (a.tune_hash != b.tune_hash)
+    return "a different table for auto than rank 0 (EQUARX_TUNE_FILE, or without one the cost "
+           "model's network: EQUARX_LINK_GBIT, EQUARX_STEP_US)";
   return "";
 }
 

@@ -25,11 +25,15 @@ struct Descriptor {
   uint8_t dtype;
   uint8_t unsafe_for_rotation;  // this rank's input holds a value the rotation must not see
   uint8_t pad[6];
-  uint64_t tune_hash;   // hash of the tune table when algorithm is auto, else 0
+  uint64_t tune_hash;   // hash of auto's table when the call uses auto (UsesAuto), else 0
   uint64_t fields[kMaxDescribedFields];
   uint32_t error_code;  // StatusCode of the local check, 0 if fine
   char error[116];      // its message, truncated
 };
+
+/// Whether a call resolves `auto` through a table: algorithm auto, or hierarchical with inner
+/// auto.
+bool UsesAuto(const AllReduceOptions& o);
 
 /// Checks this rank's arguments only. `o` holds the resolved options (microshards >= 1);
 /// `residual` is the error-feedback buffer (AllReduceExtras), or null.

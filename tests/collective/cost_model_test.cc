@@ -42,7 +42,6 @@ std::vector<uint64_t> MeasuredBytes(int n, size_t count, DType dtype, const AllR
 }
 
 TEST(CostModel, WireBytesAreWhatTheRanksSend) {
-  const algo::TuneTable table = algo::TuneTable::Defaults();
   int checked = 0;
   for (int n : {2, 3, 4, 7})
     for (Algorithm a : {Algorithm::kRing, Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi,
@@ -57,7 +56,9 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
             o.block = 32;
             o.validate = validate;
             const DType dtype = a == Algorithm::kNaiveFp8 ? DType::kFloat32 : DType::kBFloat16;
-            const auto p = algo::PredictFlat(ResolveOptions(o), dtype, count, FlatMachine(n), table);
+            const AllReduceOptions resolved = ResolveOptions(o);
+            const auto p = algo::PredictFlat(resolved, dtype, count, FlatMachine(n),
+                                             testing::AutoTableFor(resolved, dtype, n));
             const auto sent = MeasuredBytes(n, count, dtype, o);
             const std::string what = std::string(AlgorithmName(a)) + " " +
                                      std::string(CodecName(codec)) + " n=" + std::to_string(n) +

@@ -53,7 +53,7 @@ void ExpectHierarchical(const std::vector<Buffer>& in, const AllReduceOptions& o
   for (int r = 0; r < n; ++r)
     EXPECT_EQ(run.bytes[size_t(r)],
               algo::HierarchicalWireBytes(resolved, in[0].dtype, in[0].size(), r, n,
-                                          algo::TuneTable::Defaults()) +
+                                          testing::AutoTableFor(resolved, in[0].dtype, n)) +
                   uint64_t(n - 1) * sizeof(core::Descriptor))
         << what << ": rank " << r;
 

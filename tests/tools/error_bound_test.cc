@@ -4,9 +4,15 @@
 // own slice), and `auto` and the quantize_min_bytes gate resolve as the library resolves them.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <vector>
 
+#include "equarx/equarx.hpp"
 #include "error_bound.h"
 #include "random.h"
 
@@ -84,10 +90,50 @@ TEST(ErrorBound, BlockAlignedSegmentsGiveTheBoundsOfTheWhole) {
       }
 }
 
+// A tune file of the built-in rules (the ring below 256 KiB, full_bidir from there on) for 4
+// ranks and `dtype`, removed when it goes out of scope.
+struct TuneFile {
+  explicit TuneFile(const char* dtype) {
+    const int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    if (fd >= 0) ::close(fd);
+    std::ofstream(path) << "equarx-tune 1\nsection ranks=4 dtype=" << dtype
+                        << "\nrule 0 ring rs+ag\nrule 262144 full_bidir rs+ag\n";
+  }
+  ~TuneFile() { std::remove(path); }
+  char path[32] = "/tmp/equarx-tune-XXXXXX";
+};
+
 TEST(ErrorBound, ResolvesAutoAndTheSizeGateAsTheLibrary) {
   AllReduceOptions o;
   o.algorithm = Algorithm::kAuto;
-  // The built-in table: the ring below 256 KiB, the bidirectional full loop from there on.
+  // Without a tune file, the cost model on the environment's network (by default 1 Gbit/s and
+  // 50 us a step): on 4 ranks two_shot's two steps beat the ring's 2(N - 1) from the smallest
+  // message on; on 2 ranks (the same steps) the ring keeps a tiny message.
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 1000, 4).algorithm, Algorithm::kTwoShot);
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 2, 2).algorithm, Algorithm::kRing);
+  // At 100 Gbit/s one codec thread is slower than the link for large messages: the ring.
+  ::setenv("EQUARX_LINK_GBIT", "100", 1);
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, size_t(32) << 20, 4).algorithm, Algorithm::kRing);
+  // Each choice is the library's: its wire bytes are those of the call with it pinned (the
+  // algorithms differ in bytes at these sizes).
+  for (const char* link : {"100", "1"}) {
+    ::setenv("EQUARX_LINK_GBIT", link, 1);
+    for (int n : {2, 4, 8})
+      for (size_t count : {size_t(2), size_t(1000), size_t(300000), size_t(32) << 20}) {
+        const AllReduceOptions r = ResolveForBound(o, DType::kBFloat16, count, n);
+        AllReduceOptions pinned = o;
+        pinned.algorithm = r.algorithm;
+        pinned.phases = r.phases;
+        EXPECT_EQ(Communicator::WireBytesPerRank(count, DType::kBFloat16, n, o),
+                  Communicator::WireBytesPerRank(count, DType::kBFloat16, n, pinned))
+            << link << " Gbit/s, " << n << " ranks, " << count << ": " << AlgorithmName(r.algorithm);
+      }
+  }
+  ::unsetenv("EQUARX_LINK_GBIT");
+  // With a tune file, its rules.
+  const TuneFile file("bf16");
+  o.tune_file = file.path;
   EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 1000, 4).algorithm, Algorithm::kRing);
   EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, size_t(1) << 20, 4).algorithm, Algorithm::kFullBidir);
   o.algorithm = Algorithm::kSemi;
@@ -110,9 +156,11 @@ TEST(ErrorBound, ResolvesAutoAndTheSizeGateAsTheLibrary) {
 // (Communicator::AllReduce), so its bound is the unrotated one; a quantized f16 plan rotates.
 TEST(ErrorBound, F16OnAnUnquantizedHopChosenByAutoOrTheGateIsUnrotated) {
   for (Rotation rot : {Rotation::kHadamard, Rotation::kDefault}) {
+    const TuneFile file("f16");  // auto: the ring below 256 KiB, full_bidir from there on
     AllReduceOptions o;
     o.algorithm = Algorithm::kAuto;
     o.rotation = rot;
+    o.tune_file = file.path;
     const AllReduceOptions small = ResolveForBound(o, DType::kFloat16, 1000, 4);
     EXPECT_EQ(small.algorithm, Algorithm::kRing);
     EXPECT_FALSE(RotationApplies(small, 4));

@@ -3,10 +3,15 @@
 #include "algo/tune_table.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <set>
+#include <string>
 
+#include "algo/cost_model.h"
 #include "support/harness.h"
 #include "support/oracle.h"
 
@@ -90,6 +95,162 @@ TEST(Auto, FollowsItsTableExactly) {
     EXPECT_TRUE(run(a) == run(pinned)) << count;
   }
   std::remove(path);
+}
+
+// Without a tune file auto asks the cost model. At every size of its sweep the table's choice
+// is the model's fastest: the ring unless a quantized candidate beats it by 5%, else the
+// fastest quantized candidate.
+TEST(ModelTable, EverySizePicksTheModelsFastest) {
+  const Algorithm quantized[] = {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi, Algorithm::kFull};
+  int ring_rules = 0, quantized_rules = 0;
+  for (int n : {2, 4, 8, 64})
+    for (double link : {1.0, 25.0, 100.0})
+      for (DType dtype : {DType::kBFloat16, DType::kFloat32}) {
+        AllReduceOptions o;
+        o.algorithm = Algorithm::kAuto;
+        o = ResolveOptions(o);
+        const TuneTable t = algo::ModelTuneTable(o, dtype, n, {link, 50});
+        ASSERT_EQ(t.sections.size(), 1u);
+        const auto& rules = t.sections[0].rules;
+        ASSERT_FALSE(rules.empty());
+        EXPECT_EQ(rules[0].min_bytes, 0u);
+        for (size_t i = 1; i < rules.size(); ++i) {
+          EXPECT_GT(rules[i].min_bytes, rules[i - 1].min_bytes);
+          EXPECT_NE(rules[i].algorithm, rules[i - 1].algorithm);  // a rule where the choice changes
+        }
+        algo::Machine m;
+        m.hosts = n;
+        m.link_bytes_per_s = link * 1e9 / 8;
+        m.alpha_s = 50e-6;
+        for (size_t bytes = 16; bytes <= (size_t(1) << 34); bytes *= 2) {
+          const size_t count = bytes / DTypeSize(dtype);
+          const std::string where = std::to_string(n) + " ranks, " + std::to_string(link) + " Gbit/s, " +
+                                    std::to_string(bytes) + " B " + std::string(DTypeName(dtype));
+          const algo::TuneRule rule = t.Lookup(n, dtype, bytes);
+          EXPECT_EQ(rule.phases, Phases::kRSAG) << where;
+          AllReduceOptions c = o;
+          c.algorithm = Algorithm::kRing;
+          c.rotation = Rotation::kNone;
+          const double ring = algo::PredictFlat(c, dtype, count, m, t).seconds;
+          c.rotation = o.rotation;
+          double fastest = 1e300;
+          Algorithm best = Algorithm::kRing;
+          for (Algorithm a : quantized) {
+            c.algorithm = a;
+            const double s = algo::PredictFlat(c, dtype, count, m, t).seconds;
+            if (s < fastest) fastest = s, best = a;
+          }
+          if (rule.algorithm == Algorithm::kRing) {
+            EXPECT_GE(fastest, 0.95 * ring) << where;
+          } else {
+            EXPECT_LT(fastest, 0.95 * ring) << where;
+            c.algorithm = rule.algorithm;
+            EXPECT_EQ(algo::PredictFlat(c, dtype, count, m, t).seconds, fastest)
+                << where << ": " << AlgorithmName(rule.algorithm) << " vs " << AlgorithmName(best);
+          }
+        }
+        for (const auto& r : rules) (r.algorithm == Algorithm::kRing ? ring_rules : quantized_rules)++;
+      }
+  // Both kinds of choice occur over these networks (a table of one kind would pass the above
+  // only if the model agreed everywhere).
+  EXPECT_GT(ring_rules, 0);
+  EXPECT_GT(quantized_rules, 0);
+}
+
+// The table depends only on ModelTableInputs: the same for options that differ elsewhere, a
+// different one where an input differs; hierarchical adds the section its inner plans use.
+TEST(ModelTable, DependsOnItsInputsOnly) {
+  AllReduceOptions a;
+  a.algorithm = Algorithm::kAuto;
+  a = ResolveOptions(a);
+  AllReduceOptions b = a;
+  b.seed = 99;
+  b.timeout_ms = 5;
+  b.threads = 3;
+  b.phases = Phases::kRS;
+  const algo::AutoNetwork net{25, 20};
+  EXPECT_EQ(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
+            algo::ModelTuneTable(b, DType::kBFloat16, 8, net).Hash());
+  EXPECT_EQ(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
+            algo::ModelTuneTable(algo::ModelTableInputs(a), DType::kBFloat16, 8, net).Hash());
+  b = a;
+  b.quantize_min_bytes = 1 << 20;  // the gate keeps every smaller message on the ring
+  EXPECT_NE(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
+            algo::ModelTuneTable(b, DType::kBFloat16, 8, net).Hash());
+  EXPECT_NE(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
+            algo::ModelTuneTable(a, DType::kBFloat16, 8, {100, 20}).Hash());
+  AllReduceOptions h = HierarchicalOptions(Algorithm::kAuto, 2);
+  h = ResolveOptions(h);
+  const TuneTable t = algo::ModelTuneTable(h, DType::kFloat32, 8, net);
+  ASSERT_EQ(t.sections.size(), 2u);
+  EXPECT_EQ(t.sections[0].ranks, 8);
+  EXPECT_EQ(t.sections[1].ranks, 4);  // the 4 hosts of the inner plans
+}
+
+// A call with auto and no tune file runs, bit for bit, the algorithm the model's table names
+// for the environment's network, on every rank.
+TEST(Auto, FollowsTheCostModelWithoutATable) {
+  ::unsetenv("EQUARX_TUNE_FILE");
+  ::setenv("EQUARX_LINK_GBIT", "100", 1);
+  AllReduceOptions resolved;
+  resolved.algorithm = Algorithm::kAuto;
+  resolved = ResolveOptions(resolved);
+  const TuneTable table = algo::ModelTuneTable(resolved, DType::kFloat32, 4, {100, 50});
+  std::set<Algorithm> seen;
+  for (size_t count : {size_t(1000), size_t(400000)}) {  // 4 KB and 1.6 MB of f32
+    const auto in = MakeInputs(4, count, DType::kFloat32, count);
+    auto run = [&](const AllReduceOptions& o) {
+      auto out = in;
+      auto st = RunRanks(4, [&](Communicator& c) {
+        return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), count, DType::kFloat32, o);
+      });
+      for (auto& s : st) EXPECT_TRUE(s.ok()) << s.ToString();
+      for (auto& b : out) EXPECT_TRUE(b == out[0]);
+      return out[0];
+    };
+    AllReduceOptions a;
+    a.algorithm = Algorithm::kAuto;
+    AllReduceOptions pinned;
+    pinned.algorithm = table.Lookup(4, DType::kFloat32, count * 4).algorithm;
+    seen.insert(pinned.algorithm);
+    EXPECT_TRUE(run(a) == run(pinned)) << count << ": " << AlgorithmName(pinned.algorithm);
+  }
+  EXPECT_EQ(seen.size(), 2u);  // the two sizes take different algorithms on this network
+  ::unsetenv("EQUARX_LINK_GBIT");
+}
+
+// Ranks whose tables for auto differ would run different schedules: the argument check refuses
+// the call on every rank, for auto and for hierarchical's inner auto alike.
+TEST(Auto, RanksWithDifferentTablesAreRefusedOnEveryRank) {
+  char a[] = "/tmp/equarx-tune-XXXXXX", b[] = "/tmp/equarx-tune-XXXXXX";
+  for (char* path : {a, b}) {
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+  }
+  { std::ofstream(a) << kTable; }
+  { std::ofstream(b) << "equarx-tune 1\nsection ranks=4 dtype=bf16\nrule 0 full rs+ag\n"; }
+  const auto in = MakeInputs(4, 3000, DType::kBFloat16, 3);
+  for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kHierarchical, Algorithm::kFull}) {
+    auto out = in;
+    auto st = RunRanks(4, [&](Communicator& c) {
+      AllReduceOptions o = algorithm == Algorithm::kHierarchical ? HierarchicalOptions(Algorithm::kAuto, 2)
+                                                                 : AllReduceOptions{};
+      if (algorithm != Algorithm::kHierarchical) o.algorithm = algorithm;
+      o.tune_file = c.rank() == 0 ? a : b;
+      return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), 3000, DType::kBFloat16, o);
+    });
+    for (const Status& s : st) {
+      if (algorithm == Algorithm::kFull) {  // no auto: the table is not looked at
+        EXPECT_TRUE(s.ok()) << s.ToString();
+      } else {
+        EXPECT_EQ(s.code(), StatusCode::kMismatch) << AlgorithmName(algorithm);
+        EXPECT_NE(s.message().find("a different table for auto"), std::string::npos) << s.ToString();
+      }
+    }
+  }
+  std::remove(a);
+  std::remove(b);
 }
 
 TEST(Auto, ABrokenTableFailsAutoCallsOnEveryRankOnly) {

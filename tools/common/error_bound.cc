@@ -23,9 +23,11 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "algo/cost_model.h"
 #include "algo/selector.h"
 #include "algo/tune_table.h"
 #include "codec/codec.h"
+#include "common/env.h"
 
 namespace equarx::tools {
 namespace {
@@ -180,11 +182,13 @@ AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t 
     return r;
   }
   if (ranks < 2) return r;
+  // auto: the library's table (the tune file, else the cost model's on the environment's
+  // network), for the options as a call resolves them.
   algo::TuneTable table = algo::TuneTable::Defaults();
   if (o.algorithm == Algorithm::kAuto) {
-    const char* env = std::getenv("EQUARX_TUNE_FILE");
-    const char* path = o.tune_file ? o.tune_file : env;
-    if (path && *path && !algo::TuneTable::Load(path, &table).ok()) table = algo::TuneTable::Defaults();
+    const env::Settings env = env::Read();
+    table = algo::AutoTable(ResolveOptions(o), dtype, ranks, o.tune_file ? o.tune_file : env.tune_file,
+                            {env.link_gbit, env.step_us});
   }
   const algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);
   r.algorithm = plan.algorithm;

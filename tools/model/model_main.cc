@@ -20,6 +20,7 @@
 #include "algo/selector.h"
 #include "args.h"
 #include "codec/codec.h"
+#include "common/env.h"
 #include "core/validate.h"
 #include "equarx/equarx.hpp"
 #include "option_flags.h"
@@ -197,16 +198,35 @@ int main(int argc, char** argv) {
                 "schedule", "steps", "wire/rank", "host egress", "lat(us)", "net(us)", "mem(us)",
                 "codec(us)", "time(us)");
   }
-  const algo::TuneTable table = algo::TuneTable::Defaults();
+  // auto resolves as the library's would on this network: EQUARX_TUNE_FILE's table, else the
+  // cost model's with EQUARX_LINK_GBIT and EQUARX_STEP_US set to this run's link and step time
+  // (algo::AutoTable: the built-in kernel rates, one codec thread).
+  const std::string tune_file = env::Read().tune_file;
+  auto table_for = [&](const AllReduceOptions& o, int h, int r, bool hier) {
+    AllReduceOptions t = o;
+    t.ranks_per_host = uint32_t(r);
+    if (hier) {
+      t.inner = o.algorithm;
+      t.algorithm = Algorithm::kHierarchical;
+    }
+    if (t.algorithm != Algorithm::kAuto && !(hier && t.inner == Algorithm::kAuto))
+      return algo::TuneTable::Defaults();  // not looked at
+    return algo::AutoTable(t, *dtype, h * r, tune_file, {link_gbit, alpha_us});
+  };
   for (int h : hosts)
     for (int r : per_host) {
       algo::Machine mm = m;
       mm.hosts = h;
       mm.ranks_per_host = r;
+      std::vector<algo::TuneTable> tables;  // per option set: flat, hierarchical
+      for (const AllReduceOptions& o : sets)
+        for (bool hier : {false, true}) tables.push_back(table_for(o, h, r, hier));
       for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
         const size_t count = bytes / DTypeSize(*dtype);
-        for (const AllReduceOptions& o : sets)
-          for (int hier = 0; hier <= (hierarchical && o.algorithm != Algorithm::kAuto ? 1 : 0); ++hier) {
+        for (size_t i = 0; i < sets.size(); ++i)
+          for (int hier = 0; hier <= (hierarchical && sets[i].algorithm != Algorithm::kAuto ? 1 : 0); ++hier) {
+            const AllReduceOptions& o = sets[i];
+            const algo::TuneTable& table = tables[2 * i + size_t(hier)];
             const algo::Prediction pr = hier ? algo::PredictHierarchical(o, *dtype, count, mm, table)
                                              : algo::PredictFlat(o, *dtype, count, mm, table);
             const std::string name = OptionsText(pr, o, hier);
