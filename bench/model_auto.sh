@@ -13,12 +13,7 @@
 #
 # A few seconds; nothing is measured (the model's built-in kernel rates, as the library's auto).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-OUT=bench/results/model
-MODEL=build/release/tools/model/equarx-model
-cmake --preset release >/dev/null
-cmake --build --preset release --target equarx-model >/dev/null
-mkdir -p "$OUT"
+source "$(dirname "$0")/model_lib.sh"
 LINKS="1 25 100"
 for g in $LINKS; do
   "$MODEL" --hosts 2,4,8,64 -b 16 -e 16G -f 2 -d bf16 --algo auto --link-gbit "$g" --alpha-us 50 --csv \

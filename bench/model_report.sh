@@ -10,12 +10,7 @@
 #
 # About a minute. The codec rates are measured on this machine: run it on a quiet one.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-OUT=bench/results/model
-MODEL=build/release/tools/model/equarx-model
-cmake --preset release >/dev/null
-cmake --build --preset release --target equarx-model >/dev/null
-mkdir -p "$OUT"
+source "$(dirname "$0")/model_lib.sh"
 {
   echo "date: $(date -u +%FT%T%:z)"
   echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/model || echo ' (dirty)')"

@@ -145,18 +145,10 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
 }
 
 AllReduceOptions ModelTableInputs(const AllReduceOptions& o) {
-  AllReduceOptions in;
-  in.algorithm = o.algorithm;
-  in.inner = o.inner;
-  in.ranks_per_host = o.ranks_per_host;
-  in.codec = o.codec;
-  in.block = o.block;
-  in.scale = o.scale;
-  in.rotation = o.rotation;
-  in.microshards = o.microshards;
-  in.quantize_min_bytes = o.quantize_min_bytes;
-  in.f32_partials = o.f32_partials;
-  return in;
+  return AllReduceOptions{.algorithm = o.algorithm, .codec = o.codec, .block = o.block, .scale = o.scale,
+                          .microshards = o.microshards, .quantize_min_bytes = o.quantize_min_bytes,
+                          .f32_partials = o.f32_partials, .inner = o.inner,
+                          .ranks_per_host = o.ranks_per_host, .rotation = o.rotation};
 }
 
 namespace {

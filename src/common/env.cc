@@ -44,36 +44,35 @@ const std::vector<Knob>& Knobs() {
 
 namespace {
 
-bool ParseUint(const char* name, uint64_t lo, uint64_t hi, uint32_t* out,
+// Reads knob `name` into *out when set: `parse` (strtoull or strtod) must take all of it, and
+// the value must lie in [lo, hi]; otherwise it is ignored, with a warning naming `what`.
+template <typename T, typename Parse>
+bool ParseKnob(const char* name, T lo, T hi, const char* what, Parse parse, T* out,
                std::vector<std::string>* warnings) {
   const char* v = std::getenv(name);
   if (!v || !*v) return false;
   errno = 0;
   char* end = nullptr;
-  unsigned long long x = std::strtoull(v, &end, 10);
-  if (errno || *end || x < lo || x > hi) {
-    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected an integer in [" +
+  const auto x = parse(v, &end);
+  if (errno || *end || !(x >= lo && x <= hi)) {  // a NaN fails the range test too
+    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected " + what + " in [" +
                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
     return false;
   }
-  *out = uint32_t(x);
+  *out = T(x);
   return true;
+}
+
+bool ParseUint(const char* name, uint32_t lo, uint32_t hi, uint32_t* out,
+               std::vector<std::string>* warnings) {
+  return ParseKnob(name, lo, hi, "an integer",
+                   [](const char* v, char** end) { return std::strtoull(v, end, 10); }, out, warnings);
 }
 
 bool ParseNumber(const char* name, double lo, double hi, double* out,
                  std::vector<std::string>* warnings) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return false;
-  errno = 0;
-  char* end = nullptr;
-  const double x = std::strtod(v, &end);
-  if (errno || *end || !(x >= lo && x <= hi)) {  // NaN fails the range test too
-    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected a number in [" +
-                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    return false;
-  }
-  *out = x;
-  return true;
+  return ParseKnob(name, lo, hi, "a number", [](const char* v, char** end) { return std::strtod(v, end); },
+                   out, warnings);
 }
 
 }  // namespace

@@ -210,3 +210,42 @@ TEST(Options, CConfigSetOptionReachesEveryOptionByName) {
 
 }  // namespace
 }  // namespace equarx
+
+namespace equarx {
+namespace {
+
+// The environment knobs: a good value is read, a malformed or out-of-range one is ignored (the
+// default stands) with a warning that names it.
+TEST(Env, KnobsReadGoodValuesAndIgnoreBadOnesWithAWarning) {
+  const char* names[] = {"EQUARX_MICROSHARDS", "EQUARX_LINK_GBIT", "EQUARX_STEP_US", "EQUARX_THREADS",
+                         "EQUARX_TIMEOUT_MS"};
+  ::setenv("EQUARX_MICROSHARDS", "8", 1);
+  ::setenv("EQUARX_LINK_GBIT", "2.5", 1);
+  ::setenv("EQUARX_STEP_US", "0", 1);
+  env::Settings s = env::Read();
+  EXPECT_EQ(s.microshards, 8u);
+  EXPECT_EQ(s.link_gbit, 2.5);
+  EXPECT_EQ(s.step_us, 0.0);
+  EXPECT_TRUE(s.warnings.empty());
+  const env::Settings d;
+  const std::pair<const char*, const char*> bad[] = {
+      {"EQUARX_MICROSHARDS", "65"}, {"EQUARX_LINK_GBIT", "fast"}, {"EQUARX_STEP_US", "nan"},
+      {"EQUARX_THREADS", "0"}, {"EQUARX_TIMEOUT_MS", "-1"}, {"EQUARX_LINK_GBIT", "1e9"}};
+  for (const auto& [name, value] : bad) {
+    for (const char* n : names) ::unsetenv(n);
+    ::setenv(name, value, 1);
+    s = env::Read();
+    ASSERT_EQ(s.warnings.size(), 1u) << name << "=" << value;
+    EXPECT_NE(s.warnings[0].find(std::string(name) + "='" + value + "' ignored"), std::string::npos)
+        << s.warnings[0];
+    EXPECT_EQ(s.microshards, d.microshards);
+    EXPECT_EQ(s.link_gbit, d.link_gbit);
+    EXPECT_EQ(s.step_us, d.step_us);
+    EXPECT_EQ(s.threads, d.threads);
+    EXPECT_EQ(s.timeout_ms, d.timeout_ms);
+  }
+  for (const char* n : names) ::unsetenv(n);
+}
+
+}  // namespace
+}  // namespace equarx

@@ -20,6 +20,14 @@ namespace {
 
 using algo::TuneTable;
 
+// One AllReduce of `in` on a new group of its ranks, every rank succeeding (ReduceAll) and
+// agreeing bit for bit: rank 0's output.
+Buffer Agreed(const std::vector<Buffer>& in, const AllReduceOptions& o) {
+  const std::vector<Buffer> out = ReduceAll(in, o, false);
+  for (const Buffer& b : out) EXPECT_TRUE(b == out[0]);
+  return out[0];
+}
+
 const char* kTable =
     "equarx-tune 1   # measured\n"
     "section ranks=4 dtype=bf16\n"
@@ -77,22 +85,13 @@ TEST(Auto, FollowsItsTableExactly) {
   { std::ofstream(path) << kTable; }
   for (size_t count : {1000, 40000, 600000}) {  // bf16: 2 KB (ring), 80 KB (semi), 1.2 MB (two_shot rs)
     auto in = MakeInputs(4, count, DType::kBFloat16, count);
-    auto run = [&](AllReduceOptions o) {
-      auto out = in;
-      auto st = RunRanks(4, [&](Communicator& c) {
-        return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), count, DType::kBFloat16, o);
-      });
-      for (auto& s : st) EXPECT_TRUE(s.ok()) << s.ToString();
-      for (auto& b : out) EXPECT_TRUE(b == out[0]);
-      return out[0];
-    };
     AllReduceOptions a;
     a.algorithm = Algorithm::kAuto;
     a.tune_file = path;
     AllReduceOptions pinned;
     pinned.algorithm = count < 32768 ? Algorithm::kRing : count < 524288 ? Algorithm::kSemi : Algorithm::kTwoShot;
     pinned.phases = count < 524288 ? Phases::kRSAG : Phases::kRS;
-    EXPECT_TRUE(run(a) == run(pinned)) << count;
+    EXPECT_TRUE(Agreed(in, a) == Agreed(in, pinned)) << count;
   }
   std::remove(path);
 }
@@ -199,21 +198,12 @@ TEST(Auto, FollowsTheCostModelWithoutATable) {
   std::set<Algorithm> seen;
   for (size_t count : {size_t(1000), size_t(400000)}) {  // 4 KB and 1.6 MB of f32
     const auto in = MakeInputs(4, count, DType::kFloat32, count);
-    auto run = [&](const AllReduceOptions& o) {
-      auto out = in;
-      auto st = RunRanks(4, [&](Communicator& c) {
-        return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), count, DType::kFloat32, o);
-      });
-      for (auto& s : st) EXPECT_TRUE(s.ok()) << s.ToString();
-      for (auto& b : out) EXPECT_TRUE(b == out[0]);
-      return out[0];
-    };
     AllReduceOptions a;
     a.algorithm = Algorithm::kAuto;
     AllReduceOptions pinned;
     pinned.algorithm = table.Lookup(4, DType::kFloat32, count * 4).algorithm;
     seen.insert(pinned.algorithm);
-    EXPECT_TRUE(run(a) == run(pinned)) << count << ": " << AlgorithmName(pinned.algorithm);
+    EXPECT_TRUE(Agreed(in, a) == Agreed(in, pinned)) << count << ": " << AlgorithmName(pinned.algorithm);
   }
   EXPECT_EQ(seen.size(), 2u);  // the two sizes take different algorithms on this network
   ::unsetenv("EQUARX_LINK_GBIT");
