@@ -78,21 +78,15 @@ class Runner {
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "  [%d ranks x %zu] %-18s block %4zu: %s (%.2f s)\n", e.ranks(), e.count(),
                  c.label().c_str(), block, st.ok() ? Sci(r->err.mse).c_str() : st.ToString().c_str(), sec);
+    const std::string where = c.label() + " block " + std::to_string(block) + ": ";
     if (!st.ok()) {
-      ok_ = false;
-      errors_.push_back(c.label() + " block " + std::to_string(block) + ": " + st.ToString());
+      Fail(where + st.ToString());
       return false;
     }
-    if (r->outside_bound > 0) {
-      ok_ = false;
-      errors_.push_back(c.label() + " block " + std::to_string(block) + ": " +
-                        std::to_string(r->outside_bound) + " elements outside the error bound");
-    }
-    if (r->first_bad_rank >= 0) {
-      ok_ = false;
-      errors_.push_back(c.label() + " block " + std::to_string(block) + ": rank " +
-                        std::to_string(r->first_bad_rank) + " differs bitwise from rank 0");
-    }
+    if (r->outside_bound > 0)
+      Fail(where + std::to_string(r->outside_bound) + " elements outside the error bound");
+    if (r->first_bad_rank >= 0)
+      Fail(where + "rank " + std::to_string(r->first_bad_rank) + " differs bitwise from rank 0");
     return true;
   }
 
@@ -332,6 +326,16 @@ class Runner {
   }
 
  private:
+  void Fail(const std::string& why) {
+    ok_ = false;
+    errors_.push_back(why);
+  }
+  // One checked anchor or target: counted, and a failure when missed.
+  void CountAnchor(bool pass, const std::string& failure) {
+    ++anchor_total_;
+    if (pass) ++anchor_pass_;
+    else Fail(failure);
+  }
   static std::vector<Config> SweepConfigs() {
     return {{Algorithm::kRing, Phases::kRSAG},      {Algorithm::kFull, Phases::kRSAG},
             {Algorithm::kFullBidir, Phases::kRSAG}, {Algorithm::kSemi, Phases::kRSAG},
@@ -351,15 +355,9 @@ class Runner {
       a = Fmt("%g", *anchor);
       ratio = Fmt("%.2f", q);
       verdict = pass ? "PASS" : "FAIL";
-      if (check) {
-        ++anchor_total_;
-        if (pass) ++anchor_pass_;
-        else {
-          ok_ = false;
-          errors_.push_back(c.label() + " at block " + std::to_string(s_.block) + ": MSE vs ring " +
-                            Sci(mse_ring) + " is " + ratio + "x the paper's " + a);
-        }
-      }
+      if (check)
+        CountAnchor(pass, c.label() + " at block " + std::to_string(s_.block) + ": MSE vs ring " +
+                              Sci(mse_ring) + " is " + ratio + "x the paper's " + a);
     }
     if (c.algo == Algorithm::kTwoShot && c.phases == Phases::kRSAG && c.codec == Codec::kInt8 &&
         c.rounding == Rounding::kNearest) {
@@ -368,14 +366,7 @@ class Runner {
       a = "<= " + Fmt("%g", kTwoShotTarget);
       ratio = Fmt("%.2f", mse_ring / kTwoShotTarget);
       verdict = pass ? "PASS" : "FAIL";
-      if (check) {
-        ++anchor_total_;
-        if (pass) ++anchor_pass_;
-        else {
-          ok_ = false;
-          errors_.push_back(c.label() + ": MSE vs ring " + Sci(mse_ring) + " above the target " + a);
-        }
-      }
+      if (check) CountAnchor(pass, c.label() + ": MSE vs ring " + Sci(mse_ring) + " above the target " + a);
     }
     rep_->Line("| " + block + " | " + c.label() + " | " + Sci(mse_ring) + " | " + a + " | " + ratio +
                " | " + verdict + " | " + Sci(r.err.mse) + " | " + Sci(r.err.rel_rms) + " | " +
@@ -385,8 +376,7 @@ class Runner {
   }
 
   void Fatal(const Status& st) {
-    ok_ = false;
-    errors_.push_back(st.ToString());
+    Fail(st.ToString());
     rep_->Line("error: " + st.ToString());
   }
 
