@@ -21,16 +21,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TPS=2,4,8 TOKENS=512 CHUNKS=1 RUNS=b64,b32,b128,b64tl
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    --tp) TPS=$2; shift ;;
-    --tokens) TOKENS=$2; shift ;;
-    --chunks) CHUNKS=$2; shift ;;
-    --runs) RUNS=$2; shift ;;
-    *) echo "usage: bench/gemma3_quality.sh [--tp LIST] [--tokens T] [--chunks C] [--runs LIST]" >&2; exit 2 ;;
-  esac
-  shift
-done
+source bench/options_lib.sh
+bench_options "bench/gemma3_quality.sh [--tp LIST] [--tokens T] [--chunks C] [--runs LIST]" \
+  --tp=TPS --tokens=TOKENS --chunks=CHUNKS --runs=RUNS -- "$@"
 source bench/gemma3_lib.sh
 L=/usr/share/common-licenses
 TEXTS=$L/GPL-3,$L/GPL-2,$L/LGPL-2.1,$L/Apache-2.0,$L/MPL-2.0,$L/GFDL-1.3

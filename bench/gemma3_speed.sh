@@ -12,15 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATES=100mbit,1gbit REPS=3 TOKENS=512,1024,2048
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    --rates) RATES=$2; shift ;;
-    --reps) REPS=$2; shift ;;
-    --tokens) TOKENS=$2; shift ;;
-    *) echo "usage: bench/gemma3_speed.sh [--rates LIST] [--reps N] [--tokens LIST]" >&2; exit 2 ;;
-  esac
-  shift
-done
+source bench/options_lib.sh
+bench_options "bench/gemma3_speed.sh [--rates LIST] [--reps N] [--tokens LIST]" \
+  --rates=RATES --reps=REPS --tokens=TOKENS -- "$@"
 source bench/gemma3_lib.sh
 RES=bench/results/gemma3_speed
 OUT=out/gemma3_speed/$(date +%Y%m%d-%H%M%S)

@@ -11,13 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ITERS=5
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    --iters) ITERS=$2; shift ;;
-    *) echo "usage: bench/rotation_speed.sh [--iters N]" >&2; exit 2 ;;
-  esac
-  shift
-done
+source bench/options_lib.sh
+bench_options "bench/rotation_speed.sh [--iters N]" --iters=ITERS -- "$@"
 source bench/codec_speed_lib.sh
 RES=bench/results/rotation
 env_and_kernels "$RES" env.txt \

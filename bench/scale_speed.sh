@@ -13,14 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ITERS=5 NETEM=0
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    --iters) ITERS=$2; shift ;;
-    --netem) NETEM=1 ;;
-    *) echo "usage: bench/scale_speed.sh [--iters N] [--netem]" >&2; exit 2 ;;
-  esac
-  shift
-done
+source bench/options_lib.sh
+bench_options "bench/scale_speed.sh [--iters N] [--netem]" --iters=ITERS --netem=NETEM=1 -- "$@"
 source bench/codec_speed_lib.sh
 RES=bench/results/scale_formats
 env_and_kernels "$RES" speed_env.txt \
