@@ -7,6 +7,7 @@
 //   Q6_K (256): ql[128], qh[64], int8 scales[16], d  16 sub-blocks of 16, x = d*scale*(q-32)
 #include "dequant.h"
 
+#include <bit>
 #include <cstring>
 
 #include "gguf.h"
@@ -141,22 +142,17 @@ float HalfToFloat(uint16_t h) {
   } else {
     bits = sign | (exp + 112) << 23 | man << 13;
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return std::bit_cast<float>(bits);
 }
 
 uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000;
   uint32_t absx = x & 0x7FFFFFFF;
   if (absx >= 0x7F800000) return static_cast<uint16_t>(sign | 0x7C00 | (absx > 0x7F800000 ? 0x200 : 0));
   if (absx >= 0x477FF000) return static_cast<uint16_t>(sign | 0x7C00);  // rounds past 65504
   if (absx < 0x38800000) {  // subnormal half (or zero): value / 2^-24, rounded to nearest even
-    float a;
-    std::memcpy(&a, &absx, 4);
-    float scaled = a * 16777216.0f;  // exact: multiplication by a power of two
+    float scaled = std::bit_cast<float>(absx) * 16777216.0f;  // exact: multiplication by a power of two
     uint32_t q = static_cast<uint32_t>(scaled);
     float rem = scaled - static_cast<float>(q);
     if (rem > 0.5f || (rem == 0.5f && (q & 1))) ++q;
@@ -169,14 +165,11 @@ uint16_t FloatToHalf(float f) {
 
 float BFloat16ToFloat(uint16_t h) {
   uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return std::bit_cast<float>(bits);
 }
 
 uint16_t FloatToBFloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((x >> 16) | 0x40);
   x += 0x7FFF + ((x >> 16) & 1);
   return static_cast<uint16_t>(x >> 16);

@@ -300,15 +300,10 @@ equarxResult_t equarxAllReduceEx(const void* sendbuff, void* recvbuff, size_t co
     extras.stats = stats ? &st : nullptr;
     equarx::Status r = comm->comm->AllReduce(sendbuff, recvbuff, count, dtype, o, extras);
     if (stats) {
-      equarxStats_t c;
-      c.size = sizeof c;
-      c.encoded_values = st.encoded_values;
-      c.clipped = st.clipped;
-      c.sum_sq_err_est = st.sum_sq_err_est;
-      c.rms_err_est = st.rms_err_est;
-      c.max_abs_err_est = st.max_abs_err_est;
-      c.encoded_rms = st.encoded_rms;
-      c.rel_rms_err_est = st.rel_rms_err_est;
+      const equarxStats_t c{.size = sizeof(equarxStats_t), .encoded_values = st.encoded_values,
+                            .clipped = st.clipped, .sum_sq_err_est = st.sum_sq_err_est,
+                            .rms_err_est = st.rms_err_est, .max_abs_err_est = st.max_abs_err_est,
+                            .encoded_rms = st.encoded_rms, .rel_rms_err_est = st.rel_rms_err_est};
       const size_t n = stats->size < sizeof c ? stats->size : sizeof c;
       std::memcpy(reinterpret_cast<char*>(stats) + sizeof(size_t),
                   reinterpret_cast<const char*>(&c) + sizeof(size_t), n - sizeof(size_t));

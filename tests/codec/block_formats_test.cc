@@ -162,12 +162,9 @@ TEST(Fp8Reference, ScalesSaturationAndSpecials) {
   const std::vector<uint8_t> w5 = Enc(e5, {57344.0f, -1.0f, 0.0f, 3.0f, NAN, INFINITY, -INFINITY, 2.0f});
   EXPECT_EQ(ScaleBits(w5, 0), Bits(1.0f));
   EXPECT_EQ(ScaleBits(w5, 1), Bits(2.0f / 57344.0f) | 0x80000000u);
-  EXPECT_EQ(w5[8], 0x7B);
-  EXPECT_EQ(w5[9], 0xBC);
-  EXPECT_EQ(w5[12], 0x7F);
-  EXPECT_EQ(w5[13], 0x7C);
-  EXPECT_EQ(w5[14], 0xFC);
-  EXPECT_EQ(w5[15], 0x7B);
+  EXPECT_EQ(std::vector<uint8_t>(w5.begin() + 8, w5.begin() + 10), (std::vector<uint8_t>{0x7B, 0xBC}));
+  EXPECT_EQ(std::vector<uint8_t>(w5.begin() + 12, w5.begin() + 16),
+            (std::vector<uint8_t>{0x7F, 0x7C, 0xFC, 0x7B}));
   // A flagged block of only non-finite values: scale 0 flagged, specials still decode.
   const std::vector<float> yn = Dec(e5, Enc(e5, {NAN, INFINITY, -INFINITY, NAN}), 4);
   EXPECT_EQ(yn[1], INFINITY);

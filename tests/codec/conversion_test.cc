@@ -195,11 +195,7 @@ TEST(Conversion, ConvertArraysAndFormatMetadata) {
   uint16_t h[5], bf[5];
   ref::Convert(DType::kFloat32, src, 5, DType::kFloat16, h);
   ref::Convert(DType::kFloat32, src, 5, DType::kBFloat16, bf);
-  EXPECT_EQ(h[0], 0x3C00);
-  EXPECT_EQ(h[1], 0xC100);
-  EXPECT_EQ(h[2], 0x7C00);
-  EXPECT_EQ(h[3], 0x7E00);
-  EXPECT_EQ(h[4], 0x0000);
+  EXPECT_EQ(std::vector<uint16_t>(h, h + 5), (std::vector<uint16_t>{0x3C00, 0xC100, 0x7C00, 0x7E00, 0x0000}));
   EXPECT_EQ(bf[2], 0x4780);
   EXPECT_EQ(bf[3], 0x7FC0);
   uint16_t bf_nan = 0x7F81, out;  // identity conversion is a bit copy (payload kept)

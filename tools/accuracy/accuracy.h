@@ -90,18 +90,10 @@ class Report {
 
 /// The options of one row (seed, timeout and block from the settings).
 inline AllReduceOptions OptionsFor(const Settings& s, const Config& c, size_t block) {
-  AllReduceOptions o;
-  o.algorithm = c.algo;
-  o.phases = c.phases;
-  o.codec = c.codec;
-  o.rounding = c.rounding;
-  o.rotation = c.rotation;
-  o.scale = c.scale;
-  o.seed = s.seed;
-  o.block = block;
-  o.timeout_ms = uint32_t(s.timeout_ms);
-  o.f32_partials = c.f32_partials;
-  return o;
+  return AllReduceOptions{.algorithm = c.algo, .phases = c.phases, .codec = c.codec, .block = block,
+                          .scale = c.scale, .rounding = c.rounding, .seed = s.seed,
+                          .f32_partials = c.f32_partials, .timeout_ms = uint32_t(s.timeout_ms),
+                          .rotation = c.rotation};
 }
 
 /// Section 5 (feedback.cc): error feedback over repeated calls. False on a failure (listed in

@@ -79,22 +79,29 @@ void ArgParser::AddString(std::string name, std::string* dst, std::string help, 
             std::move(help), std::move(metavar));
 }
 
-void ArgParser::AddSize(std::string name, size_t* dst, std::string help, std::string metavar) {
-  AddCustom(std::move(name), [dst](std::string_view v) {
-    const auto n = ParseSize(v);
-    if (!n) return std::string("expects a size such as 4096, 64K, 16M");
-    *dst = *n;
+namespace {
+
+// A handler that stores parse(value) into *dst, or answers `expects` when it does not parse.
+template <typename T, typename Parse>
+std::function<std::string(std::string_view)> Store(T* dst, Parse parse, const char* expects) {
+  return [dst, parse, expects](std::string_view v) {
+    const auto n = parse(v);
+    if (!n) return std::string(expects);
+    *dst = T(*n);
     return std::string();
-  }, std::move(help), std::move(metavar));
+  };
+}
+
+}  // namespace
+
+void ArgParser::AddSize(std::string name, size_t* dst, std::string help, std::string metavar) {
+  AddCustom(std::move(name), Store(dst, ParseSize, "expects a size such as 4096, 64K, 16M"), std::move(help),
+            std::move(metavar));
 }
 
 void ArgParser::AddUint(std::string name, uint64_t* dst, std::string help, std::string metavar) {
-  AddCustom(std::move(name), [dst](std::string_view v) {
-    const auto n = ParseUint(v);
-    if (!n) return std::string("expects a non-negative integer");
-    *dst = *n;
-    return std::string();
-  }, std::move(help), std::move(metavar));
+  AddCustom(std::move(name), Store(dst, ParseUint, "expects a non-negative integer"), std::move(help),
+            std::move(metavar));
 }
 
 ArgParser::Option* ArgParser::Find(std::string_view name) {
