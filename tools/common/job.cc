@@ -9,7 +9,6 @@
 #include <string>
 #include <thread>
 
-#include "common/env.h"
 
 namespace equarx::tools {
 namespace {
@@ -65,7 +64,7 @@ void EndJobIfFailed(const Communicator& comm, int grace_ms) {
 
 #ifdef EQUARX_HAVE_MPI
 int MpiStepDeadlineMs() {
-  const uint64_t twice = 2 * uint64_t(env::Read().timeout_ms);
+  const uint64_t twice = 2 * uint64_t(ResolveOptions(AllReduceOptions{}).timeout_ms);
   return int(std::clamp<uint64_t>(twice, 10000, 86400000));
 }
 

@@ -6,8 +6,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "codec/codec.h"
-#include "common/env.h"
 #include "equarx/equarx.hpp"
 
 namespace {
@@ -35,8 +33,8 @@ int main(int argc, char** argv) {
   }
   std::printf("equarx %s\n", EQUARX_VERSION);
   std::printf("SIMD targets (best first):");
-  for (int64_t t : codec::AvailableTargets()) std::printf(" %s", codec::TargetName(t).c_str());
-  std::printf("\nkernels use: %s\n\n", codec::TargetName(codec::CurrentTarget()).c_str());
+  for (const std::string& t : SimdTargets()) std::printf(" %s", t.c_str());
+  std::printf("\nkernels use: %s\n\n", ActiveSimdTarget().c_str());
   size_t n;
   const EnumInfo* t = AlgorithmTable(&n);
   PrintTable("algorithms", t, n);
@@ -62,11 +60,10 @@ int main(int argc, char** argv) {
                 int(f[i].env.size()), f[i].env.data(), int(f[i].doc.size()), f[i].doc.data());
   }
   std::printf("\nenvironment (option > variable > default):\n");
-  for (const env::Knob& k : env::Knobs()) {
-    const char* v = std::getenv(k.name);
-    std::printf("  %-20s %-5s default %-8s now %-8s %s\n", k.name, k.type, k.default_value,
-                v ? v : "(unset)", k.doc);
+  for (const EnvKnob& k : EnvKnobs()) {
+    std::printf("  %-20s %-5s default %-8s now %-8s %s\n", k.name.c_str(), k.type.c_str(),
+                k.default_value.c_str(), k.set ? k.value.c_str() : "(unset)", k.doc.c_str());
   }
-  for (const std::string& w : env::Read().warnings) std::printf("warning: %s\n", w.c_str());
+  for (const std::string& w : EnvWarnings()) std::printf("warning: %s\n", w.c_str());
   return 0;
 }

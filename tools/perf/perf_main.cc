@@ -16,12 +16,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "args.h"
-#include "codec/codec.h"
 #include "error_bound.h"
 #include "equarx/equarx.hpp"
 #include "job.h"
@@ -68,6 +68,15 @@ std::vector<std::string> Split(const std::string& s) {
 }
 
 // Rank r's input in f32 (after rounding to the dtype) for elements [off, off + n).
+// The library's conversion (ConvertValues) between types the flags have already checked.
+void Convert(DType from, const void* src, size_t n, DType to, void* dst) {
+  const Status st = ConvertValues(from, src, n, to, dst);
+  if (!st.ok()) {
+    std::fprintf(stderr, "equarx-perf: %s\n", st.ToString().c_str());
+    std::exit(1);
+  }
+}
+
 void Input(const Settings& s, tools::Distribution d, DType dt, int r, size_t off, size_t n,
            float* out, std::vector<uint8_t>* tmp) {
   tools::GenSpec g;
@@ -77,8 +86,8 @@ void Input(const Settings& s, tools::Distribution d, DType dt, int r, size_t off
   tools::Generate(g, off, n, out);
   if (dt != DType::kFloat32) {
     tmp->resize(n * DTypeSize(dt));
-    codec::Convert(DType::kFloat32, out, n, dt, tmp->data());
-    codec::Convert(dt, tmp->data(), n, DType::kFloat32, out);
+    Convert(DType::kFloat32, out, n, dt, tmp->data());
+    Convert(dt, tmp->data(), n, DType::kFloat32, out);
   }
 }
 
@@ -109,7 +118,7 @@ Errors Check(const Settings& s, tools::Distribution d, DType dt, int ranks, cons
       Input(s, d, dt, r, off, n, x[size_t(r)].data(), &tmp);
       for (size_t i = 0; i < n; ++i) exact[i] += x[size_t(r)][i];
     }
-    codec::Convert(dt, result + off * DTypeSize(dt), n, DType::kFloat32, got.data());
+    Convert(dt, result + off * DTypeSize(dt), n, DType::kFloat32, got.data());
     for (size_t i = 0; i < n; ++i) {
       const double err = double(got[i]) - exact[i];
       e.max_abs = std::max(e.max_abs, std::fabs(err));
@@ -161,13 +170,13 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
     std::vector<float> f(max_count);
     std::vector<uint8_t> tmp;
     Input(s, dist, dt, me, 0, max_count, f.data(), &tmp);
-    codec::Convert(DType::kFloat32, f.data(), max_count, dt, send.data());
+    Convert(DType::kFloat32, f.data(), max_count, dt, send.data());
   }
   FILE* json = nullptr;
   if (me == 0) {
     std::printf("# equarx-perf: %d ranks (%s), dtype %s, data %s, SIMD %s\n", n,
                 w.transport().c_str(), s.dtype.c_str(), s.dist.c_str(),
-                codec::TargetName(codec::CurrentTarget()).c_str());
+                ActiveSimdTarget().c_str());
     std::printf("# %10s %10s %5s %10s %6s %8s %5s %8s %10s %8s %8s %12s %9s %9s %7s\n", "size",
                 "count", "type", "algo", "phases", "codec", "block", "rotation", "time(us)", "algbw",
                 "busbw", "wire(B/rank)", "maxabs", "relrms", "#wrong");
@@ -179,7 +188,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       std::fprintf(json,
                    "{\"type\":\"header\",\"build\":\"equarx %s\",\"simd_target\":\"%s\","
                    "\"transport\":\"%s\",\"ranks\":%d,\"command\":\"%s\"}\n",
-                   EQUARX_VERSION, codec::TargetName(codec::CurrentTarget()).c_str(),
+                   EQUARX_VERSION, ActiveSimdTarget().c_str(),
                    w.transport().c_str(), n, s.command.c_str());
   }
   for (size_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= s.factor) {
