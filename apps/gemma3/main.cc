@@ -22,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -188,6 +189,19 @@ bool LoadModel(const Args& a, Loaded* m) {
   return true;
 }
 
+// What logits, eval and bench start from: the model, then the reduce configurations of the
+// flags. Returns the command's exit status where one fails (1: the model; 2: the flags, said as
+// "equarx-gemma3 COMMAND: why"), else nothing.
+std::optional<int> LoadModelAndConfigs(const Args& a, Loaded* m, std::vector<ReduceConfig>* configs) {
+  if (!LoadModel(a, m)) return 1;
+  std::string err;
+  if (!ReduceConfigs(a, configs, &err)) {
+    std::fprintf(stderr, "equarx-gemma3 %s: %s\n", a.command.c_str(), err.c_str());
+    return 2;
+  }
+  return std::nullopt;
+}
+
 int CmdInfo(const Args& a) {
   Loaded m;
   if (!LoadModel(a, &m)) return 1;
@@ -215,11 +229,10 @@ int CmdTokenize(const Args& a) {
 
 int CmdLogits(const Args& a) {
   Loaded m;
-  if (!LoadModel(a, &m)) return 1;
   std::vector<ReduceConfig> rcs;
-  std::string err;
-  if (!ReduceConfigs(a, &rcs, &err)) { std::fprintf(stderr, "equarx-gemma3 logits: %s\n", err.c_str()); return 2; }
+  if (const auto status = LoadModelAndConfigs(a, &m, &rcs)) return *status;
   const ReduceConfig rc = rcs.front();
+  std::string err;
   InProcessRunner run;
   LmHead head;
   if (!run.Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : 1, &err) ||
@@ -255,10 +268,9 @@ std::string ReadFile(const std::string& path) {
 
 int CmdEval(const Args& a) {
   Loaded m;
-  if (!LoadModel(a, &m)) return 1;
-  std::string err;
   std::vector<ReduceConfig> configs;
-  if (!ReduceConfigs(a, &configs, &err)) { std::fprintf(stderr, "equarx-gemma3 eval: %s\n", err.c_str()); return 2; }
+  if (const auto status = LoadModelAndConfigs(a, &m, &configs)) return *status;
+  std::string err;
   if (a.sweep) configs = Sweep(configs.front());
   if (a.baselines) {  // the unquantized rings first: f32 (float noise) and bf16 (the paper's baseline)
     ReduceConfig ring;
@@ -368,10 +380,9 @@ int CmdEval(const Args& a) {
 // times after one untimed warm-up pass; the table gives medians.
 int CmdBench(const Args& a, equarx::tools::World* mpi) {
   Loaded m;
-  if (!LoadModel(a, &m)) return 1;
   std::vector<ReduceConfig> configs;
+  if (const auto status = LoadModelAndConfigs(a, &m, &configs)) return *status;
   std::string err;
-  if (!ReduceConfigs(a, &configs, &err)) { std::fprintf(stderr, "equarx-gemma3 bench: %s\n", err.c_str()); return 2; }
   const ReduceConfig base = configs.front();
   const int reps = static_cast<int>(a.reps);
   if (reps < 1) { std::fprintf(stderr, "--reps must be at least 1\n"); return 2; }

@@ -74,91 +74,67 @@ void BM_Memcpy(benchmark::State& state) {
   });
 }
 
-template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
-void BM_Int8Encode(benchmark::State& state) {
+// The kernels timed: the encoding ones write wire_out, the others out.
+enum class Kernel { kEncode, kDecode, kDecodeAccumulate, kDecodeAccumulateEncode };
+
+// Kernel kK of `spec` on n (the benchmark's argument) values with local data of dtype kT (f32
+// for kDecode, which decodes into out); `stats`: the encoding kernels' EncodeStats out-param
+// (null: none, the plain kernel).
+template <Kernel kK, DType kT>
+void TimeKernel(benchmark::State& state, const WireSpec& spec, EncodeStats* stats = nullptr) {
   const size_t n = size_t(state.range(0));
-  WireSpec spec{Format::kInt8Block, kB};
-  spec.scale = kScale;
   Buffers buf(n, spec);
-  TimeLoop(state, n, buf.wire_out.data(), [&] {
-    Encode(spec, kT, buf.Local(kT), n, buf.wire_out.data());
+  const void* local = buf.Local(kT);
+  const uint8_t* wire = buf.wire.data();
+  uint8_t* wire_out = buf.wire_out.data();
+  float* out = buf.out.data();
+  constexpr bool kEncodes = kK == Kernel::kEncode || kK == Kernel::kDecodeAccumulateEncode;
+  TimeLoop(state, n, kEncodes ? static_cast<const void*>(wire_out) : out, [&] {
+    if constexpr (kK == Kernel::kEncode) Encode(spec, kT, local, n, wire_out, stats);
+    else if constexpr (kK == Kernel::kDecode) Decode(spec, wire, n, DType::kFloat32, out);
+    else if constexpr (kK == Kernel::kDecodeAccumulate) DecodeAccumulate(spec, wire, n, kT, local, out);
+    else DecodeAccumulateEncode(spec, wire, n, kT, local, wire_out, stats);
   });
 }
 
-template <uint32_t kB, uint8_t kScale = kScaleF32>
-void BM_Int8Decode(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
+// int8 block at block kB with scale storage kScale.
+template <Kernel kK, uint32_t kB, DType kT, uint8_t kScale>
+void BM_Int8(benchmark::State& state) {
   WireSpec spec{Format::kInt8Block, kB};
   spec.scale = kScale;
-  Buffers buf(n, spec);
-  TimeLoop(state, n, buf.out.data(), [&] {
-    Decode(spec, buf.wire.data(), n, DType::kFloat32, buf.out.data());
-  });
-}
-
-template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
-void BM_Int8DecodeAccumulate(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
-  WireSpec spec{Format::kInt8Block, kB};
-  spec.scale = kScale;
-  Buffers buf(n, spec);
-  TimeLoop(state, n, buf.out.data(), [&] {
-    DecodeAccumulate(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.out.data());
-  });
-}
-
-template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
-void BM_Int8DecodeAccumulateEncode(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
-  WireSpec spec{Format::kInt8Block, kB};
-  spec.scale = kScale;
-  Buffers buf(n, spec);
-  TimeLoop(state, n, buf.wire_out.data(), [&] {
-    DecodeAccumulateEncode(spec, buf.wire.data(), n, kT, buf.Local(kT), buf.wire_out.data());
-  });
+  TimeKernel<kK, kT>(state, spec);
 }
 
 // Any block format / rounding at B = 128, f32 data; kStats: with an EncodeStats out-param.
-template <Format kF, uint8_t kRounding, bool kStats>
-void BM_BlockEncode(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
-  const WireSpec spec{kF, 128, kRounding, 1, 2, 0};
-  Buffers buf(n, spec);
+template <Kernel kK, Format kF, uint8_t kRounding, bool kStats>
+void BM_Block(benchmark::State& state) {
   EncodeStats st;
-  TimeLoop(state, n, buf.wire_out.data(), [&] {
-    Encode(spec, DType::kFloat32, buf.f32.data(), n, buf.wire_out.data(), kStats ? &st : nullptr);
-  });
+  TimeKernel<kK, DType::kFloat32>(state, WireSpec{kF, 128, kRounding, 1, 2, 0}, kStats ? &st : nullptr);
 }
 
+template <Kernel kK>
+void BM_RawBF16(benchmark::State& state) {
+  TimeKernel<kK, DType::kFloat32>(state, WireSpec{Format::kRawBF16, 0});
+}
+
+// The names the kernels are registered and listed under (BENCHMARK names a benchmark by the
+// text of its argument).
+template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
+constexpr auto& BM_Int8Encode = BM_Int8<Kernel::kEncode, kB, kT, kScale>;
+template <uint32_t kB, uint8_t kScale = kScaleF32>
+constexpr auto& BM_Int8Decode = BM_Int8<Kernel::kDecode, kB, DType::kFloat32, kScale>;
+template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
+constexpr auto& BM_Int8DecodeAccumulate = BM_Int8<Kernel::kDecodeAccumulate, kB, kT, kScale>;
+template <uint32_t kB, DType kT, uint8_t kScale = kScaleF32>
+constexpr auto& BM_Int8DecodeAccumulateEncode =
+    BM_Int8<Kernel::kDecodeAccumulateEncode, kB, kT, kScale>;
 template <Format kF, uint8_t kRounding, bool kStats>
-void BM_BlockDecodeAccumulateEncode(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
-  const WireSpec spec{kF, 128, kRounding, 1, 2, 0};
-  Buffers buf(n, spec);
-  EncodeStats st;
-  TimeLoop(state, n, buf.wire_out.data(), [&] {
-    DecodeAccumulateEncode(spec, buf.wire.data(), n, DType::kFloat32, buf.f32.data(),
-                           buf.wire_out.data(), kStats ? &st : nullptr);
-  });
-}
-
-void BM_RawBF16Encode(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
-  const WireSpec spec{Format::kRawBF16, 0};
-  Buffers buf(n, spec);
-  TimeLoop(state, n, buf.wire_out.data(), [&] {
-    Encode(spec, DType::kFloat32, buf.f32.data(), n, buf.wire_out.data());
-  });
-}
-
-void BM_RawBF16Decode(benchmark::State& state) {
-  const size_t n = size_t(state.range(0));
-  const WireSpec spec{Format::kRawBF16, 0};
-  Buffers buf(n, spec);
-  TimeLoop(state, n, buf.out.data(), [&] {
-    Decode(spec, buf.wire.data(), n, DType::kFloat32, buf.out.data());
-  });
-}
+constexpr auto& BM_BlockEncode = BM_Block<Kernel::kEncode, kF, kRounding, kStats>;
+template <Format kF, uint8_t kRounding, bool kStats>
+constexpr auto& BM_BlockDecodeAccumulateEncode =
+    BM_Block<Kernel::kDecodeAccumulateEncode, kF, kRounding, kStats>;
+constexpr auto& BM_RawBF16Encode = BM_RawBF16<Kernel::kEncode>;
+constexpr auto& BM_RawBF16Decode = BM_RawBF16<Kernel::kDecode>;
 
 // memcpy of n f32 on T threads, each copying its 1/T: what the memory gives T cores.
 void BM_MemcpyThreads(benchmark::State& state) {

@@ -65,6 +65,7 @@
 #include "error_bound.h"
 #include "half.h"
 #include "job.h"
+#include "json_lines.h"
 #include "random.h"
 #include "soak_calls.h"
 #include "stats.h"
@@ -268,16 +269,12 @@ int Soak::Run() {
                 s_.max_bytes, s_.check_elems, std::getenv("EQUARX_DATA_PATH") ? std::getenv("EQUARX_DATA_PATH") : "mpi",
                 s_.command.c_str());
     std::fflush(stdout);
-    if (!s_.out.empty()) {
-      json_ = std::fopen(s_.out.c_str(), "w");
-      if (!json_) std::fprintf(stderr, "mpi_soak: cannot write %s\n", s_.out.c_str());
-    }
-    if (json_)
-      std::fprintf(json_,
-                   "{\"type\":\"header\",\"build\":\"equarx %s\",\"ranks\":%d,\"calls\":%llu,\"warmup\":%llu,"
-                   "\"seed\":%llu,\"max_bytes\":%zu,\"check_elems\":%zu,\"command\":\"%s\"}\n",
-                   EQUARX_VERSION, n_, (unsigned long long)s_.calls, (unsigned long long)s_.warmup,
-                   (unsigned long long)s_.seed, s_.max_bytes, s_.check_elems, s_.command.c_str());
+    json_ = tools::OpenJsonLines(
+        s_.out, "mpi_soak",
+        "{\"type\":\"header\",\"build\":\"equarx %s\",\"ranks\":%d,\"calls\":%llu,\"warmup\":%llu,"
+        "\"seed\":%llu,\"max_bytes\":%zu,\"check_elems\":%zu,\"command\":\"%s\"}\n",
+        EQUARX_VERSION, n_, (unsigned long long)s_.calls, (unsigned long long)s_.warmup,
+        (unsigned long long)s_.seed, s_.max_bytes, s_.check_elems, s_.command.c_str());
   }
   bool ok = true;
   // Warm-up, phase 1, at the largest size: every algorithm x codec x dtype (phases rs+ag), and

@@ -25,6 +25,7 @@
 #include "error_bound.h"
 #include "equarx/equarx.hpp"
 #include "job.h"
+#include "json_lines.h"
 #include "launch.h"
 #include "option_flags.h"
 #include "world.h"
@@ -180,16 +181,11 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
     std::printf("# %10s %10s %5s %10s %6s %8s %5s %8s %10s %8s %8s %12s %9s %9s %7s\n", "size",
                 "count", "type", "algo", "phases", "codec", "block", "rotation", "time(us)", "algbw",
                 "busbw", "wire(B/rank)", "maxabs", "relrms", "#wrong");
-    if (!s.json.empty()) {
-      json = std::fopen(s.json.c_str(), "w");
-      if (!json) std::fprintf(stderr, "equarx-perf: cannot write %s\n", s.json.c_str());
-    }
-    if (json)
-      std::fprintf(json,
-                   "{\"type\":\"header\",\"build\":\"equarx %s\",\"simd_target\":\"%s\","
-                   "\"transport\":\"%s\",\"ranks\":%d,\"command\":\"%s\"}\n",
-                   EQUARX_VERSION, ActiveSimdTarget().c_str(),
-                   w.transport().c_str(), n, s.command.c_str());
+    json = tools::OpenJsonLines(s.json, "equarx-perf",
+                                "{\"type\":\"header\",\"build\":\"equarx %s\",\"simd_target\":\"%s\","
+                                "\"transport\":\"%s\",\"ranks\":%d,\"command\":\"%s\"}\n",
+                                EQUARX_VERSION, ActiveSimdTarget().c_str(),
+                                w.transport().c_str(), n, s.command.c_str());
   }
   for (size_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= s.factor) {
     const size_t count = bytes / esize;

@@ -98,6 +98,28 @@ class InprocFabric {
     m.cv.notify_all();
   }
 
+  // A new entry, in the mailbox of its receiving rank (a send's destination, a receive's
+  // owner): under that mailbox's lock, takes the first unmatched entry of the other kind with
+  // the same source and tag (a send: receives that rank posted for us; a receive: sends
+  // addressed to us) and marks both matched, or queues the entry to wait for its match. A
+  // matched pair is then delivered outside the lock.
+  void Post(Entry* e) {
+    const bool send = e->kind == Kind::kSend;
+    Mailbox& m = box(send ? e->peer : e->owner);
+    Entry* match;
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      match = (send ? m.recvs : m.sends).Take(send ? e->owner : e->peer, e->tag);
+      if (match) {
+        match->state.store(kMatched, std::memory_order_relaxed);
+        e->state.store(kMatched, std::memory_order_relaxed);
+      } else {
+        (send ? m.sends : m.recvs).Push(e);
+      }
+    }
+    if (match) Deliver(send ? e : match, send ? match : e);
+  }
+
   // Copies a matched pair (both already unlinked and marked matched) and completes both.
   void Deliver(Entry* send, Entry* recv) {
     recv->got = send->bytes;
@@ -130,38 +152,13 @@ class InprocTransport final : public Transport {
     if (peer < 0 || peer >= size()) return InvalidArgument("isend: peer out of range");
     Entry* e = Init(req, Kind::kSend, peer, tag, const_cast<void*>(buf), bytes);
     bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
-    Mailbox& dst = fabric_->box(peer);
-    Entry* match;
-    {
-      std::lock_guard<std::mutex> lock(dst.mu);
-      match = dst.recvs.Take(rank_, tag);  // receives `peer` posted for us
-      if (match) {
-        match->state.store(kMatched, std::memory_order_relaxed);
-        e->state.store(kMatched, std::memory_order_relaxed);
-      } else {
-        dst.sends.Push(e);
-      }
-    }
-    if (match) fabric_->Deliver(e, match);
+    fabric_->Post(e);
     return Status::Ok();
   }
 
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override {
     if (peer < 0 || peer >= size()) return InvalidArgument("irecv: peer out of range");
-    Entry* e = Init(req, Kind::kRecv, peer, tag, buf, bytes);
-    Mailbox& me = fabric_->box(rank_);
-    Entry* match;
-    {
-      std::lock_guard<std::mutex> lock(me.mu);
-      match = me.sends.Take(peer, tag);
-      if (match) {
-        match->state.store(kMatched, std::memory_order_relaxed);
-        e->state.store(kMatched, std::memory_order_relaxed);
-      } else {
-        me.recvs.Push(e);
-      }
-    }
-    if (match) fabric_->Deliver(match, e);
+    fabric_->Post(Init(req, Kind::kRecv, peer, tag, buf, bytes));
     return Status::Ok();
   }
 
