@@ -210,13 +210,11 @@ TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks
   return t;
 }
 
-TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks,
-                    const std::string& tune_file, const AutoNetwork& network, Status* status) {
-  if (tune_file.empty()) return ModelTuneTable(options, dtype, ranks, network);
+TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks, const env::Settings& settings) {
+  const std::string tune_file = options.tune_file ? options.tune_file : settings.tune_file;
+  if (tune_file.empty()) return ModelTuneTable(options, dtype, ranks, {settings.link_gbit, settings.step_us});
   TuneTable t;
-  Status st = TuneTable::Load(tune_file, &t);
-  if (!st.ok()) t = TuneTable::Defaults();
-  if (status) *status = st;
+  if (!TuneTable::Load(tune_file, &t).ok()) t = TuneTable::Defaults();
   return t;
 }
 

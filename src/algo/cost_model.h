@@ -46,6 +46,7 @@
 
 #include "algo/plan.h"
 #include "algo/tune_table.h"
+#include "common/env.h"
 #include "equarx/options.h"
 
 namespace equarx::algo {
@@ -135,11 +136,10 @@ AllReduceOptions ModelTableInputs(const AllReduceOptions& options);
 TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks,
                          const AutoNetwork& network);
 
-/// The table `auto` resolves through for a call of `options` (resolved), as a communicator
-/// resolves it (which caches both kinds): the table of `tune_file` when that names one (the
-/// built-in rules where it cannot be loaded, *status saying why), else ModelTuneTable.
-TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks,
-                    const std::string& tune_file, const AutoNetwork& network,
-                    Status* status = nullptr);
+/// The table `auto` resolves through for a call of `options` (resolved) under the environment
+/// `settings`, as a communicator resolves it (which caches both kinds): the tune file that
+/// options.tune_file, else settings.tune_file, names (the built-in rules where it cannot be
+/// loaded), else ModelTuneTable on the settings' network.
+TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks, const env::Settings& settings);
 
 }  // namespace equarx::algo

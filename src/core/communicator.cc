@@ -269,9 +269,8 @@ uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
   if (ranks < 2 || count == 0) return 0;
   const env::Settings settings = env::Read();
   const AllReduceOptions o = Resolve(options, settings);
-  const std::string path = o.tune_file ? o.tune_file : settings.tune_file;
-  const algo::TuneTable table = core::UsesAuto(o) ? algo::AutoTable(o, dtype, ranks, path, {settings.link_gbit, settings.step_us})
-                                            : algo::TuneTable::Defaults();
+  const algo::TuneTable table =
+      core::UsesAuto(o) ? algo::AutoTable(o, dtype, ranks, settings) : algo::TuneTable::Defaults();
   if (o.algorithm == Algorithm::kHierarchical)
     return algo::HierarchicalWireBytes(o, dtype, count, 0, ranks, table);
   algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);

@@ -58,7 +58,7 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
             const DType dtype = a == Algorithm::kNaiveFp8 ? DType::kFloat32 : DType::kBFloat16;
             const AllReduceOptions resolved = ResolveOptions(o);
             const auto p = algo::PredictFlat(resolved, dtype, count, FlatMachine(n),
-                                             testing::AutoTableFor(resolved, dtype, n));
+                                             algo::AutoTable(resolved, dtype, n, env::Read()));
             const auto sent = MeasuredBytes(n, count, dtype, o);
             const std::string what = std::string(AlgorithmName(a)) + " " +
                                      std::string(CodecName(codec)) + " n=" + std::to_string(n) +

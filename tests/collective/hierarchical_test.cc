@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "algo/cost_model.h"
 #include "algo/hierarchical.h"
 #include "algo/tune_table.h"
 #include "core/validate.h"
@@ -53,7 +54,7 @@ void ExpectHierarchical(const std::vector<Buffer>& in, const AllReduceOptions& o
   for (int r = 0; r < n; ++r)
     EXPECT_EQ(run.bytes[size_t(r)],
               algo::HierarchicalWireBytes(resolved, in[0].dtype, in[0].size(), r, n,
-                                          testing::AutoTableFor(resolved, in[0].dtype, n)) +
+                                          algo::AutoTable(resolved, in[0].dtype, n, env::Read())) +
                   uint64_t(n - 1) * sizeof(core::Descriptor))
         << what << ": rank " << r;
 

@@ -5,9 +5,7 @@
 
 #include <cmath>
 
-#include "algo/cost_model.h"
 #include "codec/codec.h"
-#include "common/env.h"
 #include "support/oracle.h"
 #include "world.h"
 
@@ -41,12 +39,6 @@ std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOpti
   });
   for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
   return out;
-}
-
-algo::TuneTable AutoTableFor(const AllReduceOptions& resolved, DType dtype, int ranks) {
-  const env::Settings env = env::Read();
-  return algo::AutoTable(resolved, dtype, ranks, resolved.tune_file ? resolved.tune_file : env.tune_file,
-                         {env.link_gbit, env.step_us});
 }
 
 void ExpectSameBitsOnEverySimdTarget(const std::function<std::vector<Buffer>()>& reduce,

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "algo/tune_table.h"
 #include "equarx/communicator.h"
 
 namespace equarx::testing {
@@ -21,11 +20,6 @@ std::vector<Status> RunRanks(std::vector<std::unique_ptr<Communicator>>& comms,
                              const std::function<Status(Communicator&)>& fn);
 
 struct Buffer;
-
-/// The table a communicator's `auto` resolves through for a call of `resolved` options on
-/// `ranks` ranks: the environment's tune file, else the cost model's on the environment's
-/// network (algo::AutoTable, as Communicator::AllReduce reads them).
-algo::TuneTable AutoTableFor(const AllReduceOptions& resolved, DType dtype, int ranks);
 
 /// One AllReduce of in[r] on every rank r of a new in-process group (in place when asked),
 /// with per-rank error-feedback residuals and telemetry if given; every rank must succeed

@@ -186,9 +186,7 @@ AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t 
   // network), for the options as a call resolves them.
   algo::TuneTable table = algo::TuneTable::Defaults();
   if (o.algorithm == Algorithm::kAuto) {
-    const env::Settings env = env::Read();
-    table = algo::AutoTable(ResolveOptions(o), dtype, ranks, o.tune_file ? o.tune_file : env.tune_file,
-                            {env.link_gbit, env.step_us});
+    table = algo::AutoTable(ResolveOptions(o), dtype, ranks, env::Read());
   }
   const algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);
   r.algorithm = plan.algorithm;

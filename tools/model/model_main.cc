@@ -201,7 +201,9 @@ int main(int argc, char** argv) {
   // auto resolves as the library's would on this network: EQUARX_TUNE_FILE's table, else the
   // cost model's with EQUARX_LINK_GBIT and EQUARX_STEP_US set to this run's link and step time
   // (algo::AutoTable: the built-in kernel rates, one codec thread).
-  const std::string tune_file = env::Read().tune_file;
+  env::Settings network = env::Read();
+  network.link_gbit = link_gbit;
+  network.step_us = alpha_us;
   auto table_for = [&](const AllReduceOptions& o, int h, int r, bool hier) {
     AllReduceOptions t = o;
     t.ranks_per_host = uint32_t(r);
@@ -209,9 +211,8 @@ int main(int argc, char** argv) {
       t.inner = o.algorithm;
       t.algorithm = Algorithm::kHierarchical;
     }
-    if (t.algorithm != Algorithm::kAuto && !(hier && t.inner == Algorithm::kAuto))
-      return algo::TuneTable::Defaults();  // not looked at
-    return algo::AutoTable(t, *dtype, h * r, tune_file, {link_gbit, alpha_us});
+    if (!core::UsesAuto(t)) return algo::TuneTable::Defaults();  // not looked at
+    return algo::AutoTable(t, *dtype, h * r, network);
   };
   for (int h : hosts)
     for (int r : per_host) {
