@@ -8,8 +8,8 @@
 #   - in .venv-torch/: Debian's CPU build of PyTorch (apt package python3-torch, 1.13), seen
 #     through --system-site-packages and pinned to Debian's numpy;
 #   - in .venv-torch2/: PyTorch 2.x from PyPI (python/requirements-torch2.txt pins it and its
-#     CUDA wheels, which its import needs even without a GPU: about 3.0 GB downloaded once into
-#     .cache/torch2-wheels/).
+#     CUDA wheels, which its import needs even without a GPU: about 3.0 GB downloaded, 5.4 GB
+#     installed; nothing is cached beside the environment, so CI's disk holds one copy).
 #
 # Idempotent; a re-run with nothing changed takes seconds. Exit status is pytest's, except that
 # "no tests collected" (pytest's 5) is an error here (1).
@@ -91,18 +91,17 @@ set -e
 [ "$TORCH2" = 1 ] || exit 0
 
 # PyTorch 2.x: .venv-torch2 on PyPI's torch, every package pinned by
-# python/requirements-torch2.txt. The wheels are downloaded once into .cache/torch2-wheels/
-# (gitignored; about 3.0 GB, half a minute on a fast link) and installed from there.
+# python/requirements-torch2.txt. The wheels (about 3.0 GB, half a minute on a fast link) are
+# installed straight from PyPI with pip's cache off: a cached or kept copy of them would need
+# another 3 GB on top of the 5.4 GB environment, and CI ran out of disk with both (stop 24).
 T2VENV="$ROOT/.venv-torch2"
 T2REQS="$ROOT/python/requirements-torch2.txt"
 T2STAMP="$T2VENV/.equarx-test-reqs"
 if [ ! -f "$T2STAMP" ] || ! cmp -s "$T2REQS" "$T2STAMP"; then
   rm -rf "$T2VENV"
   /usr/bin/python3 -m venv "$T2VENV"
-  WHEELS="$ROOT/.cache/torch2-wheels"
-  mkdir -p "$WHEELS"
-  "$T2VENV/bin/python" -m pip download -q --no-deps -d "$WHEELS" -r "$T2REQS"
-  "$T2VENV/bin/python" -m pip install -q --no-index --no-deps --find-links "$WHEELS" -r "$T2REQS"
+  rm -rf "$ROOT/.cache/torch2-wheels"  # where earlier versions of this script kept the wheels
+  "$T2VENV/bin/python" -m pip install -q --no-cache-dir --no-deps -r "$T2REQS"
   cp "$T2REQS" "$T2STAMP"
 fi
 T2PY="$T2VENV/bin/python"
