@@ -12,12 +12,7 @@ codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding, uint
                                               : codec::kScaleF32;
   w.rounding = rounding == Rounding::kStochastic ? codec::kRoundStochastic : codec::kRoundNearestEven;
   w.seed = seed;
-  switch (codec) {
-    case Codec::kInt8: w.format = codec::Format::kInt8Block; break;
-    case Codec::kInt4: w.format = codec::Format::kInt4Block; break;
-    case Codec::kFp8E4M3: w.format = codec::Format::kFp8E4M3Block; break;
-    case Codec::kFp8E5M2: w.format = codec::Format::kFp8E5M2Block; break;
-  }
+  w.format = codec::BlockInfoOf(codec).format;
   return w;
 }
 

@@ -1,8 +1,9 @@
 // equarx codec — the SIMD pipeline shared by every block-scaled format (per-target header).
 //
-// Included inside the foreach_target part of int8_block.cc (int8, int4) and fp8_block.cc
-// (e4m3, e5m2), with the usual Highway per-target include guard. A format is a traits struct F
-// (see int8_block.cc) giving its constants (kFormat, kQ, kTinyBits) and vector code ops:
+// Included inside the foreach_target part of every block format's unit (int8_block.cc,
+// int4_block.cc, fp8_block.cc for e4m3 and e5m2), with the usual Highway per-target include
+// guard. A format is a traits struct F (see int8_block.cc) giving its constants (kFormat, kQ,
+// kTinyBits: from its table row, by deriving from internal::RowConstants) and vector code ops:
 // Round(y) (nearest even, unflagged block), RoundSR(y, u) (stochastic), Store/Load of N codes
 // at element i of the segment's code part, Decode(codes, s) of an unflagged block.
 //

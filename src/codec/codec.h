@@ -58,23 +58,60 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "equarx/types.h"
 
+#include "codec/block_formats.inc"
+
 namespace equarx::codec {
 
+/// The wire formats: four raw ones, then one per row of the block format table
+/// (block_formats.inc: kInt8Block = 4, kInt4Block, kFp8E4M3Block, kFp8E5M2Block = 7).
 enum class Format : uint8_t {
   kRawF32 = 0,
   kRawBF16 = 1,
   kRawF16 = 2,
   kRawE5M2 = 3,
-  kInt8Block = 4,
-  kInt4Block = 5,
-  kFp8E4M3Block = 6,
-  kFp8E5M2Block = 7,
+#define EQUARX_X(name, id, ...) name = id,
+  EQUARX_BLOCK_FORMATS(EQUARX_X)
+#undef EQUARX_X
 };
+
+/// A row of the block format table (block_formats.inc, which explains the columns).
+struct BlockFormatInfo {
+  Format format;
+  Codec codec;
+  const char* name;
+  float q, q_flag, tiny, step;
+  unsigned bits, mbits;
+};
+inline constexpr BlockFormatInfo kBlockFormats[] = {
+#define EQUARX_X(name, id, codec, text, q, q_flag, tiny, step, bits, mbits, kernels) \
+  {Format::name, Codec::codec, text, q, q_flag, tiny, step, bits, mbits},
+    EQUARX_BLOCK_FORMATS(EQUARX_X)
+#undef EQUARX_X
+};
+/// Whether the rows' Format values run 4, 5, 6, ... (so a row is found by its index).
+constexpr bool RowsAreContiguous() {
+  for (size_t i = 0; i < std::size(kBlockFormats); ++i)
+    if (size_t(kBlockFormats[i].format) != size_t(Format::kRawE5M2) + 1 + i) return false;
+  return true;
+}
+static_assert(RowsAreContiguous(), "block_formats.inc: ids must follow the raw formats, in order");
+/// The row of a block format; null for the raw formats.
+constexpr const BlockFormatInfo* BlockInfoOf(Format f) {
+  const size_t i = size_t(f) - (size_t(Format::kRawE5M2) + 1);  // wraps for the raw formats
+  return i < std::size(kBlockFormats) ? &kBlockFormats[i] : nullptr;
+}
+/// The row of the block format that carries a public codec (every Codec has one; tested).
+constexpr const BlockFormatInfo& BlockInfoOf(Codec c) {
+  for (const BlockFormatInfo& r : kBlockFormats)
+    if (r.codec == c) return r;
+  return kBlockFormats[0];
+}
 
 /// WireSpec::rounding values.
 inline constexpr uint8_t kRoundNearestEven = 0;

@@ -55,7 +55,6 @@ HWY_INLINE VI Fp8Round(VF y) {
 }
 
 struct Fp8Base {
-  static constexpr uint32_t kTinyBits = 0x08800000u;  // bits of 2^-110
   static constexpr bool kFixedBlocks = false;
   static HWY_INLINE void Store(VI q, uint8_t* codes, size_t i) {
     hn::StoreU(hn::DemoteTo(DU8(), q), DU8(), codes + i);
@@ -75,9 +74,7 @@ struct Fp8Base {
 // subnormal codes (exponent field 0) as em * 2^(1 - bias - kM), then the specials: e4m3 has
 // NaN at em = 0x7F only; e5m2 has Inf at em = 0x7C and NaN above it.
 template <Format kF, int kBias, int kM, uint32_t kSatBits>
-struct Fp8Fmt : Fp8Base {
-  static constexpr Format kFormat = kF;
-  static constexpr float kQ = kM == 3 ? 448.0f : 57344.0f;  // the float of kSatBits
+struct Fp8Fmt : Fp8Base, internal::RowConstants<kF> {  // kQ: the float of kSatBits
   static HWY_INLINE VI Round(VF y) { return Fp8Round<kBias, kM, kSatBits>(y); }
   static HWY_INLINE VI RoundSR(VF y, VF) { return Round(y); }
   static HWY_INLINE VF Decode(VI q, VF vs) {

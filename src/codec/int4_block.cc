@@ -25,10 +25,7 @@ namespace equarx::codec {
 namespace HWY_NAMESPACE {
 namespace {
 
-struct Int4Fmt {
-  static constexpr Format kFormat = Format::kInt4Block;
-  static constexpr float kQ = 7.0f;
-  static constexpr uint32_t kTinyBits = 0x03800000u;  // bits of 2^-120
+struct Int4Fmt : internal::RowConstants<Format::kInt4Block> {
   static constexpr bool kFixedBlocks = false;
 
   static HWY_INLINE VI Round(VF y) { return ClampQ<7>(RoundEven(y)); }

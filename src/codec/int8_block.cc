@@ -37,10 +37,7 @@ HWY_INLINE VI RoundEvenFast(VF y) {
 #endif
 }
 
-struct Int8Fmt {
-  static constexpr Format kFormat = Format::kInt8Block;
-  static constexpr float kQ = 127.0f;
-  static constexpr uint32_t kTinyBits = 0x03800000u;  // bits of 2^-120
+struct Int8Fmt : internal::RowConstants<Format::kInt8Block> {
   static constexpr bool kFixedBlocks = true;
 
   static HWY_INLINE VI Round(VF y) { return ClampQ<127>(RoundEven(y)); }

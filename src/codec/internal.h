@@ -5,10 +5,12 @@
 // the rare blocks holding NaN/Inf, so those are identical by definition), int8_block.cc
 // int4_block.cc, fp8_block.cc (e4m3 + e5m2) and raw.cc (SIMD, Highway foreach_target units)
 // and dispatch.cc (the public entry points). Also here, inline so that the reference and every
-// SIMD target share one definition: the parameters of each block format, the counter-based
-// hash of stochastic rounding and the per-block telemetry model.
+// SIMD target share one definition: what each block format's row of the table
+// (block_formats.inc) implies (parameters, code bytes, kernel row), the counter-based hash of
+// stochastic rounding and the per-block telemetry model.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cmath>
@@ -35,28 +37,27 @@ float LoadAsF32(DType t, const void* p, size_t i);
 uint32_t RoundToNarrow(uint32_t abs, int bias, int mbits, int he_over);
 
 // ---- Block formats -------------------------------------------------------------------------
-inline bool IsBlockFormat(Format f) {
-  return f == Format::kInt8Block || f == Format::kInt4Block || f == Format::kFp8E4M3Block ||
-         f == Format::kFp8E5M2Block;
-}
+inline bool IsBlockFormat(Format f) { return BlockInfoOf(f) != nullptr; }
+/// Integer codes (stochastic rounding applies); false for the raw formats.
 inline bool IsIntBlockFormat(Format f) {
-  return f == Format::kInt8Block || f == Format::kInt4Block;
+  const BlockFormatInfo* r = BlockInfoOf(f);
+  return r && r->mbits == 0;
 }
 
-/// Scale rules of a block format: s = a / Q, inv = Q / a with Q = q (or q_flag in a block
-/// holding NaN/Inf), both zero when a < tiny. step = the spacing of the code grid at the top
-/// of the range, in units of s (1 for the integer formats), for the telemetry model.
-struct BlockParams {
-  float q, q_flag, tiny, step;
+/// Scale rules of a block format (its row of block_formats.inc): s = a / Q, inv = Q / a with
+/// Q = q (or q_flag in a block holding NaN/Inf), both zero when a < tiny. step = the spacing
+/// of the code grid at the top of the range, in units of s (1 for the integer formats), for
+/// the telemetry model. Only for block formats.
+inline const BlockFormatInfo& ParamsOf(Format f) { return *BlockInfoOf(f); }
+
+/// The constants a SIMD traits struct takes from its format's row (the struct derives from it):
+/// kFormat, kQ and kTinyBits (the bits of the flush threshold).
+template <Format F>
+struct RowConstants {
+  static constexpr Format kFormat = F;
+  static constexpr float kQ = BlockInfoOf(F)->q;
+  static constexpr uint32_t kTinyBits = std::bit_cast<uint32_t>(BlockInfoOf(F)->tiny);
 };
-inline BlockParams ParamsOf(Format f) {
-  switch (f) {
-    case Format::kInt4Block: return {7.0f, 6.0f, 0x1p-120f, 1.0f};
-    case Format::kFp8E4M3Block: return {448.0f, 416.0f, 0x1p-110f, 32.0f};
-    case Format::kFp8E5M2Block: return {57344.0f, 57344.0f, 0x1p-110f, 8192.0f};
-    default: return {127.0f, 126.0f, 0x1p-120f, 1.0f};
-  }
-}
 
 /// How a block's scale is stored (WireSpec::scale): its bytes, whether it is bf16, and whether
 /// 4-bit sub-scales per kSubBlock elements follow the block scales (kScaleTwoLevel).
@@ -162,7 +163,7 @@ inline void ScaleAndInverse(float a, float q, ScaleIo io, float* s, float* inv) 
 }
 
 /// Bytes of the code part of a segment of n elements (after the nb scales).
-inline size_t CodeBytes(Format f, size_t n) { return f == Format::kInt4Block ? (n + 1) / 2 : n; }
+inline size_t CodeBytes(Format f, size_t n) { return (n * ParamsOf(f).bits + 7) / 8; }
 
 // ---- Stochastic rounding: counter-based random bits -----------------------------------------
 inline uint64_t Mix64(uint64_t z) {  // the splitmix64 finaliser
@@ -213,7 +214,7 @@ inline uint64_t SignWord(uint64_t key, uint64_t b, uint32_t c) { return Mix64(ke
 /// `sum_sq` is the block's sum of squared finite values (f64, element order).
 inline void AddBlockStats(EncodeStats* st, Format f, bool stochastic, float s_abs, float a,
                           size_t len, double sum_sq) {
-  const BlockParams p = ParamsOf(f);
+  const BlockFormatInfo& p = ParamsOf(f);
   st->values += len;
   st->sum_sq_values += sum_sq;
   if (a < p.tiny) {
@@ -261,16 +262,17 @@ struct BlockKernels {
                                    DType t, const void* local, uint8_t* wire_out,
                                    EncodeStats* stats);
 };
-extern const BlockKernels kInt8Kernels;  // int8_block.cc
-extern const BlockKernels kInt4Kernels;  // int4_block.cc
-extern const BlockKernels kFp8Kernels;   // fp8_block.cc: e4m3 and e5m2
+#define EQUARX_X(name, id, codec, text, q, q_flag, tiny, step, bits, mbits, kernels) \
+  extern const BlockKernels kernels;
+EQUARX_BLOCK_FORMATS(EQUARX_X)  // the kernel rows, one per Highway unit (fp8: both formats)
+#undef EQUARX_X
 /// The row of a block format; null for the raw formats.
 inline const BlockKernels* BlockKernelsOf(Format f) {
   switch (f) {
-    case Format::kInt8Block: return &kInt8Kernels;
-    case Format::kInt4Block: return &kInt4Kernels;
-    case Format::kFp8E4M3Block:
-    case Format::kFp8E5M2Block: return &kFp8Kernels;
+#define EQUARX_X(name, id, codec, text, q, q_flag, tiny, step, bits, mbits, kernels) \
+  case Format::name: return &kernels;
+    EQUARX_BLOCK_FORMATS(EQUARX_X)
+#undef EQUARX_X
     default: return nullptr;
   }
 }

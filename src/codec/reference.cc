@@ -174,12 +174,10 @@ const char* FormatName(Format f) {
     case Format::kRawBF16: return "raw_bf16";
     case Format::kRawF16: return "raw_f16";
     case Format::kRawE5M2: return "raw_e5m2";
-    case Format::kInt8Block: return "int8_block";
-    case Format::kInt4Block: return "int4_block";
-    case Format::kFp8E4M3Block: return "fp8_e4m3_block";
-    case Format::kFp8E5M2Block: return "fp8_e5m2_block";
+    default: break;
   }
-  return "unknown";
+  const BlockFormatInfo* r = BlockInfoOf(f);
+  return r ? r->name : "unknown";
 }
 
 size_t WireBytes(WireSpec spec, size_t n) {
@@ -193,7 +191,11 @@ size_t WireBytes(WireSpec spec, size_t n) {
 
 size_t PartGranule(const WireSpec& spec) {
   if (!internal::IsBlockFormat(spec.format)) return 1;
-  return spec.format == Format::kInt4Block && spec.block % 2 ? 2 * size_t(spec.block) : spec.block;
+  // A part starts on a block boundary and on a whole byte of codes (int4, odd block: two).
+  const size_t bits = internal::ParamsOf(spec.format).bits;
+  size_t g = spec.block;
+  while (g * bits % 8) g += spec.block;
+  return g;
 }
 
 WirePart PartOf(const WireSpec& spec, size_t n, size_t begin) {

@@ -41,7 +41,7 @@ int32_t Fp8Code(float y, int bias, int mbits, int he_over, uint32_t sat) {
 }  // namespace
 
 int32_t RefQuantize(Format f, float y, bool flagged, bool stochastic, float u) {
-  const BlockParams p = ParamsOf(f);
+  const BlockFormatInfo& p = ParamsOf(f);
   switch (f) {
     case Format::kFp8E4M3Block: return Fp8Code(y, 7, 3, 16, flagged ? 0x7Du : 0x7Eu);
     case Format::kFp8E5M2Block: return Fp8Code(y, 15, 2, 31, 0x7Bu);
@@ -186,7 +186,7 @@ void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t l
   const Range blk = ScanRange(get, ctx, 0, len);
   const float a = blk.a;
   const bool nonfinite = blk.nonfinite;
-  const BlockParams p = ParamsOf(f);
+  const BlockFormatInfo& p = ParamsOf(f);
   const float q_max = nonfinite ? p.q_flag : p.q;
   float s = 0.0f, inv = 0.0f;
   if (!(a < p.tiny)) ScaleAndInverse(a, q_max, sio, &s, &inv);

@@ -187,10 +187,39 @@ TEST(Fp8Reference, TinyAbsmaxFlushAt2ToMinus110) {
   }
 }
 
+// The block format table against the public codecs: every Codec is carried by exactly one
+// row, the codec's public traits (code bits, integer codes) agree with its row, and the wire
+// size, name and parameters of each row are what the library reports.
+TEST(FormatTable, EveryCodecHasOneRowThatAgreesWithItsTraits) {
+  size_t n = 0;
+  const EnumInfo* codecs = CodecTable(&n);
+  ASSERT_EQ(n, std::size(kBlockFormats));
+  for (size_t i = 0; i < n; ++i) {
+    const Codec c = Codec(codecs[i].id);
+    SCOPED_TRACE(std::string(codecs[i].name));
+    const BlockFormatInfo& row = BlockInfoOf(c);
+    EXPECT_EQ(row.codec, c);
+    EXPECT_EQ(std::count_if(std::begin(kBlockFormats), std::end(kBlockFormats),
+                            [&](const BlockFormatInfo& r) { return r.codec == c; }),
+              1);
+    EXPECT_EQ(TraitsOf(c).code_bits, row.bits);
+    EXPECT_EQ(TraitsOf(c).integer, row.mbits == 0);
+    EXPECT_EQ(SupportsStochasticRounding(c), row.mbits == 0);
+    EXPECT_STREQ(FormatName(row.format), row.name);
+    EXPECT_EQ(BlockInfoOf(row.format), &row);
+    EXPECT_LE(row.q_flag, row.q);
+    // 3 blocks of 16 and a tail of 5: f32 scales, then the packed codes.
+    EXPECT_EQ(WireBytes({row.format, 16}, 53), 4 * 4 + (53 * row.bits + 7) / 8);
+  }
+  for (Format raw : {Format::kRawF32, Format::kRawBF16, Format::kRawF16, Format::kRawE5M2})
+    EXPECT_EQ(BlockInfoOf(raw), nullptr) << FormatName(raw);
+}
+
 TEST(BlockReference, FusedKernelsEqualTheirComposition) {
-  for (Format f : {Format::kInt8Block, Format::kInt4Block, Format::kFp8E4M3Block, Format::kFp8E5M2Block})
+  for (const BlockFormatInfo& row : kBlockFormats)
     for (uint8_t scale : {kScaleF32, kScaleTwoLevel}) {
-      if (scale == kScaleTwoLevel && !(f == Format::kInt8Block || f == Format::kInt4Block)) continue;
+      const Format f = row.format;
+      if (scale == kScaleTwoLevel && row.mbits != 0) continue;
       for (uint8_t r : {kRoundNearestEven, kRoundStochastic}) {
       WireSpec spec{f, 64, r, 5, 9, 1000};
       spec.scale = scale;

@@ -57,22 +57,26 @@ struct Kind {
   Format format;
   uint8_t rounding;
 };
-constexpr Kind kKinds[] = {
-    {Format::kInt8Block, kRoundNearestEven}, {Format::kInt8Block, kRoundStochastic},
-    {Format::kInt4Block, kRoundNearestEven}, {Format::kInt4Block, kRoundStochastic},
-    {Format::kFp8E4M3Block, kRoundNearestEven}, {Format::kFp8E5M2Block, kRoundNearestEven},
-};
+// Every row of the block format table (a new format is covered without editing this test):
+// nearest even, and stochastic rounding for integer codes.
+std::vector<Kind> Kinds() {
+  std::vector<Kind> kinds;
+  for (const BlockFormatInfo& f : kBlockFormats) {
+    kinds.push_back({f.format, kRoundNearestEven});
+    if (f.mbits == 0) kinds.push_back({f.format, kRoundStochastic});
+  }
+  return kinds;
+}
 
 class KernelMatrix : public PerTargetTest {};
 
 TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
   std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 7 + 3));
-  for (const Kind& k : kKinds)
+  for (const Kind& k : Kinds())
     for (uint8_t scale : {kScaleF32, kScaleBF16, kScaleTwoLevel})
       for (uint32_t B : kBlocks) {
-        // Two-level scales: int8 and int4 at blocks that are a multiple of 16.
-        if (scale == kScaleTwoLevel && (k.format == Format::kFp8E4M3Block ||
-                                        k.format == Format::kFp8E5M2Block || B % 16 != 0))
+        // Two-level scales: integer codes at blocks that are a multiple of 16.
+        if (scale == kScaleTwoLevel && (BlockInfoOf(k.format)->mbits != 0 || B % 16 != 0))
           continue;
         WireSpec spec{k.format, B, k.rounding, rng(), rng(), (uint64_t(rng()) << 32) - 77};
         spec.scale = scale;

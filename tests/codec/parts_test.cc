@@ -43,14 +43,14 @@ std::vector<Case> Cases() {
   std::vector<Case> c;
   for (Format f : {Format::kRawF32, Format::kRawBF16, Format::kRawF16, Format::kRawE5M2})
     c.push_back({f, kRoundNearestEven, kScaleF32, 64});
-  for (Format f : {Format::kInt8Block, Format::kInt4Block, Format::kFp8E4M3Block, Format::kFp8E5M2Block})
+  for (const BlockFormatInfo& f : kBlockFormats)  // every row of the block format table
     for (uint8_t r : {kRoundNearestEven, kRoundStochastic})
       for (uint8_t s : {kScaleF32, kScaleBF16, kScaleTwoLevel})
         for (uint32_t B : {16u, 64u, 128u, 7u, 100u}) {
-          const bool integer = f == Format::kInt8Block || f == Format::kInt4Block;
+          const bool integer = f.mbits == 0;
           if (r == kRoundStochastic && !integer) continue;
           if (s == kScaleTwoLevel && (!integer || B % 16 != 0)) continue;
-          c.push_back({f, r, s, B});
+          c.push_back({f.format, r, s, B});
         }
   return c;
 }

@@ -47,11 +47,20 @@ inline std::string Fmt(const char* f, double v) {
 inline std::string Sci(double v) { return Fmt("%.3e", v); }
 inline std::string Ratio(double base, double v) { return v > 0 && base > 0 ? Fmt("%.2fx", base / v) : "-"; }
 
+// Every codec of the library's table, comma-separated: --codec's default.
+inline std::string AllCodecs() {
+  size_t n = 0;
+  const EnumInfo* t = CodecTable(&n);
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += (i ? "," : "") + std::string(t[i].name);
+  return s;
+}
+
 struct Settings {
   // Section 4 and 5: the lists, as given.
   std::string algos = "full,full_bidir,semi,two_shot";
   std::string phases = "rs+ag";
-  std::string codecs = "int8,int4,fp8_e4m3,fp8_e5m2";
+  std::string codecs = AllCodecs();
   std::string roundings = "nearest,stochastic";
   std::string rotations = "none";  // section 4; sections 1 and 1b pin their own
   uint64_t feedback_calls = 16;

@@ -14,7 +14,7 @@
 // with outlier channels, integer-valued), section 3 over world sizes 2..16, on smaller
 // tensors (`--sweep-size`, 1M elements). Every row also reports relative RMS, max |error|
 // and wire bytes per rank against the bf16 ring.
-// Section 4 runs every codec (`--codec`: int8, int4, fp8_e4m3, fp8_e5m2) x rounding
+// Section 4 runs every codec (`--codec`, default all: int8, int4, fp8_e4m3, fp8_e5m2) x rounding
 // (`--rounding`: nearest, stochastic with seed `--seed`) x algorithm (`--algo`) x phases
 // (`--phases`) in the Table I setting, with each rank's encode telemetry. Section 5 measures
 // error feedback: `--feedback-calls` K repeated calls on the same inputs, the MSE of one call

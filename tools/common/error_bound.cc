@@ -149,23 +149,16 @@ double EncodeErrorPerAbsmax(const AllReduceOptions& o) {
   // Two-level: each sub-block's step is at most the block's bf16 step (c <= 15), so the same.
   const double scale = o.scale != ScaleFormat::kF32 ? 1 + 0x1p-7 : 1.0;
   const double near = (1 + 0x1p-18) * scale, stoch = (1 + 0x1p-14) * scale;
-  switch (o.codec) {
-    case Codec::kInt8: return sr ? stoch / 127.0 : near / 254.0;
-    case Codec::kInt4: return sr ? stoch / 7.0 : near / 14.0;
-    case Codec::kFp8E4M3: return 0x1p-4 * near;
-    case Codec::kFp8E5M2: return 0x1p-3 * near;
-  }
-  return 1.0;
+  // From the codec's row of the block format table: integer codes have spacing s = a / Q,
+  // a float code with m mantissa bits a relative spacing 2^-m.
+  const codec::BlockFormatInfo& f = codec::BlockInfoOf(o.codec);
+  if (f.mbits > 0) return std::ldexp(near, -int(f.mbits) - 1);
+  return sr ? stoch / f.q : near / (2.0 * f.q);
 }
 
 double FlaggedBlockFactor(Codec c) {
-  switch (c) {
-    case Codec::kInt8: return 127.0 / 126.0;
-    case Codec::kInt4: return 7.0 / 6.0;
-    case Codec::kFp8E4M3: return 448.0 / 416.0;
-    case Codec::kFp8E5M2: return 1.0;
-  }
-  return 1.0;
+  const codec::BlockFormatInfo& f = codec::BlockInfoOf(c);
+  return double(f.q) / double(f.q_flag);
 }
 
 bool RotationApplies(const AllReduceOptions& o, int ranks) {
