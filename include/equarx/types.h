@@ -8,6 +8,17 @@
 
 namespace equarx {
 
+/// Metadata of one enum value: stable id, the name the tools accept, a one-line description.
+struct EnumInfo {
+  int id;
+  std::string_view name;
+  std::string_view description;
+};
+
+// Each enum below is followed by its table (names the tools accept, one-line descriptions,
+// traits) in namespace detail: a new value is its enumerator and its rows, in this file.
+// types.cc holds only the functions that read the tables.
+
 /// Element type of the caller's buffers. Accumulation is always f32.
 enum class DType : uint8_t {
   kFloat32 = 0,
@@ -32,6 +43,45 @@ enum class Algorithm : uint8_t {
   kHierarchical = 7,  ///< reduce-scatter inside each host (f32 sums), `inner` across hosts, all-gather
 };
 
+/// What the library knows about an algorithm, as data (the functions below read it).
+struct AlgorithmTraits {
+  bool quantizes;     ///< sends quantized data (not the ring; auto depends on what it picks)
+  bool takes_codec;   ///< uses phases, codec, block, scale, rounding and rotation
+};
+namespace detail {
+inline constexpr EnumInfo kAlgorithms[] = {
+    {int(Algorithm::kRing), "ring",
+     "unquantized ring: reduce-scatter + all-gather, input dtype on the wire, f32 sums"},
+    {int(Algorithm::kFull), "full",
+     "EQuARX full loop: one unidirectional ring, requantized in f32 at every hop"},
+    {int(Algorithm::kFullBidir), "full_bidir",
+     "EQuARX full loop with half the data on each ring direction (uses both link directions)"},
+    {int(Algorithm::kSemi), "semi",
+     "EQuARX semi-loop: two chains of ~N/2 hops meet at each owner (fewer requantizations)"},
+    {int(Algorithm::kNaiveFp8), "naive_fp8",
+     "fp8 e5m2 cast without scales, summed in fp8 along the ring (error reference only)"},
+    {int(Algorithm::kTwoShot), "two_shot",
+     "all-to-all reduce-scatter + all-gather: each value quantized once, two quantizations total"},
+    {int(Algorithm::kAuto), "auto",
+     "by message size from a crossover table (EQUARX_TUNE_FILE, written by equarx-tune; "
+     "without one, the cost model's for EQUARX_LINK_GBIT and EQUARX_STEP_US)"},
+    {int(Algorithm::kHierarchical), "hierarchical",
+     "reduce-scatter inside each host (ranks_per_host; sums in f32), the `inner` algorithm across hosts "
+     "on each shard, all-gather inside the host: only the inter-host step quantizes"},
+};
+// Indexed by the enum values (checked by static_asserts in types.cc).
+inline constexpr AlgorithmTraits kAlgorithmTraits[] = {
+    /* ring       */ {false, false},
+    /* full       */ {true, true},
+    /* full_bidir */ {true, true},
+    /* semi       */ {true, true},
+    /* naive_fp8  */ {true, false},
+    /* two_shot   */ {true, true},
+    /* auto       */ {false, true},
+    /* hierarchical */ {false, true},  // quantizes where `inner` does
+};
+}  // namespace detail
+
 /// Which phases of the AllReduce carry quantized data.
 enum class Phases : uint8_t {
   kRS = 1,    ///< reduce-scatter quantized, all-gather in the input dtype
@@ -39,15 +89,13 @@ enum class Phases : uint8_t {
   kRSAG = 3,  ///< both quantized
 };
 
-/// Wire codec of the quantized phases: every one is dynamic, block-wise and symmetric (one
-/// f32 absmax scale per block), differing in the code that carries each value.
-/// Byte-exact formats in docs/wire_format.md.
-enum class Codec : uint8_t {
-  kInt8 = 0,     ///< int8 in [-127, 127]: 1 + 4/B bytes per value
-  kInt4 = 1,     ///< int4 in [-7, 7], two per byte: 0.5 + 4/B bytes per value
-  kFp8E4M3 = 2,  ///< fp8 e4m3 (max 448): 1 + 4/B bytes, relative precision for small values
-  kFp8E5M2 = 3,  ///< fp8 e5m2 (max 57344): 1 + 4/B bytes, the widest range of the four
+namespace detail {
+inline constexpr EnumInfo kPhases[] = {
+    {int(Phases::kRS), "rs", "quantized reduce-scatter, all-gather in the input dtype"},
+    {int(Phases::kAG), "ag", "reduce-scatter in the input dtype, quantized all-gather"},
+    {int(Phases::kRSAG), "rs+ag", "both phases quantized"},
 };
+}  // namespace detail
 
 /// How the quantized phases round a value onto the codec's grid.
 enum class Rounding : uint8_t {
@@ -56,6 +104,14 @@ enum class Rounding : uint8_t {
                     ///< Random bits from a counter-based hash of (seed, hop, element index):
                     ///< the same seed gives the same bits on every run, rank and SIMD target.
 };
+
+namespace detail {
+inline constexpr EnumInfo kRoundings[] = {
+    {int(Rounding::kNearest), "nearest", "round to nearest, ties to even"},
+    {int(Rounding::kStochastic), "stochastic",
+     "unbiased stochastic rounding, seeded and reproducible (int8, int4)"},
+};
+}  // namespace detail
 
 /// A rotation applied to every rank's contribution before the first encode and undone after
 /// the last decode (docs/algorithms.md, "Rotation"). Linear and orthogonal, so it commutes with
@@ -68,6 +124,17 @@ enum class Rotation : uint8_t {
   kHadamard = 2,  ///< per rotation block: seeded random signs, then a Walsh-Hadamard transform
 };
 
+namespace detail {
+inline constexpr EnumInfo kRotations[] = {
+    {int(Rotation::kDefault), "default",
+     "EQUARX_ROTATION if set, else the codec's measured default (quantized plans only)"},
+    {int(Rotation::kNone), "none", "no rotation"},
+    {int(Rotation::kHadamard), "hadamard",
+     "seeded random signs and a Walsh-Hadamard transform per block before the first encode, "
+     "inverted after the last decode"},
+};
+}  // namespace detail
+
 /// How each block's scale is stored on the wire (docs/wire_format.md).
 enum class ScaleFormat : uint8_t {
   kF32 = 0,   ///< the f32 scale, 4 bytes per block
@@ -78,12 +145,52 @@ enum class ScaleFormat : uint8_t {
   kTwoLevel = 2,
 };
 
-/// Metadata of one enum value: stable id, the name the tools accept, a one-line description.
-struct EnumInfo {
-  int id;
-  std::string_view name;
-  std::string_view description;
+namespace detail {
+inline constexpr EnumInfo kScaleFormats[] = {
+    {int(ScaleFormat::kF32), "f32", "f32 scale per block (4 bytes)"},
+    {int(ScaleFormat::kBF16), "bf16",
+     "scale rounded up to bf16 (2 bytes; the range of f32, 8 significant bits)"},
+    {int(ScaleFormat::kTwoLevel), "two_level",
+     "bf16 scale per block and a 4-bit multiplier of it per 8 elements (int8/int4; block a "
+     "multiple of 16)"},
 };
+}  // namespace detail
+
+/// Wire codec of the quantized phases: every one is dynamic, block-wise and symmetric (one
+/// f32 absmax scale per block), differing in the code that carries each value.
+/// Byte-exact formats in docs/wire_format.md.
+enum class Codec : uint8_t {
+  kInt8 = 0,     ///< int8 in [-127, 127]: 1 + 4/B bytes per value
+  kInt4 = 1,     ///< int4 in [-7, 7], two per byte: 0.5 + 4/B bytes per value
+  kFp8E4M3 = 2,  ///< fp8 e4m3 (max 448): 1 + 4/B bytes, relative precision for small values
+  kFp8E5M2 = 3,  ///< fp8 e5m2 (max 57344): 1 + 4/B bytes, the widest range of the four
+};
+
+/// What the library knows about a codec, as data.
+struct CodecTraits {
+  unsigned code_bits;  ///< bits per value on the wire, before the block scales
+  bool integer;        ///< integer codes: stochastic rounding applies
+  Rotation default_rotation;  ///< what Rotation::kDefault means for it (measured)
+};
+namespace detail {
+inline constexpr EnumInfo kCodecs[] = {
+    {int(Codec::kInt8), "int8", "block-wise symmetric int8 (+-127), f32 absmax scale per block"},
+    {int(Codec::kInt4), "int4", "block-wise symmetric int4 (+-7, two per byte), f32 scale per block"},
+    {int(Codec::kFp8E4M3), "fp8_e4m3", "block-scaled fp8 e4m3 (max 448), f32 scale per block"},
+    {int(Codec::kFp8E5M2), "fp8_e5m2", "block-scaled fp8 e5m2 (max 57344), f32 scale per block"},
+};
+// Indexed by the enum values. Default rotations measured on a real model's activations
+// (docs/accuracy.md, section 6; docs/gemma3.md): the rotation cuts the integer codecs' error
+// several times over and keeps Gaussian data's; it makes both fp8 grids worse (their codes
+// already carry relative precision). The codec's wire format is its row of the library's
+// block format table (src/codec/block_formats.inc), which a test holds to these traits.
+inline constexpr CodecTraits kCodecTraits[] = {
+    /* int8     */ {8, true, Rotation::kHadamard},
+    /* int4     */ {4, true, Rotation::kHadamard},
+    /* fp8_e4m3 */ {8, false, Rotation::kNone},
+    /* fp8_e5m2 */ {8, false, Rotation::kNone},
+};
+}  // namespace detail
 
 std::string_view AlgorithmName(Algorithm a);
 std::string_view PhasesName(Phases p);  ///< "rs", "ag", "rs+ag"
@@ -107,20 +214,9 @@ const EnumInfo* RoundingTable(size_t* n);
 const EnumInfo* RotationTable(size_t* n);
 const EnumInfo* ScaleFormatTable(size_t* n);
 
-/// What the library knows about an algorithm, as data (the functions below read it).
-struct AlgorithmTraits {
-  bool quantizes;     ///< sends quantized data (not the ring; auto depends on what it picks)
-  bool takes_codec;   ///< uses phases, codec, block, scale, rounding and rotation
-};
-const AlgorithmTraits& TraitsOf(Algorithm a);
+const AlgorithmTraits& TraitsOf(Algorithm a);  ///< its row of detail::kAlgorithmTraits
 
-/// What the library knows about a codec, as data.
-struct CodecTraits {
-  unsigned code_bits;  ///< bits per value on the wire, before the block scales
-  bool integer;        ///< integer codes: stochastic rounding applies
-  Rotation default_rotation;  ///< what Rotation::kDefault means for it (measured)
-};
-const CodecTraits& TraitsOf(Codec c);
+const CodecTraits& TraitsOf(Codec c);  ///< its row of detail::kCodecTraits
 
 /// Whether a codec supports Rounding::kStochastic (the integer codecs).
 bool SupportsStochasticRounding(Codec c);
