@@ -134,57 +134,62 @@ class Run {
   }
   Status WaitReq(Kind kind, int lane, int t, size_t k) { return io_.Wait(Req(kind, lane, t, k)); }
 
-  Status PostReceives() {
-    for (int l = 0; l < NumLanes(p_, 0, n_); ++l) {
-      const Lane ln = LaneAt(p_, 0, l);
-      for (int t = 0; t < ln.steps; ++t)
-        for (size_t k = 0; k < L_.m; ++k) {
-          Range mr = Micro(ln.region, Mod(long(r_) + long(ln.dir) * (ln.steps - t - 1), n_), k);
+  // Every step of a phase (0 = RS, 1 = AG) in schedule order — step t, then microshard k,
+  // then lane l — whose microshard of the chunk chunk(lane, t) is not empty:
+  // fn(l, lane, t, k, range). A chunk is given as its rank offset from this rank.
+  template <class Chunk, class Fn>
+  Status ForEachStep(int phase, Chunk chunk, Fn fn) {
+    for (int t = 0; t < L_.tmax; ++t)
+      for (size_t k = 0; k < L_.m; ++k)
+        for (int l = 0; l < NumLanes(p_, phase, n_); ++l) {
+          const Lane ln = LaneAt(p_, phase, l);
+          if (t >= ln.steps) continue;
+          const Range mr = Micro(ln.region, Mod(long(r_) + chunk(ln, t), n_), k);
           if (mr.count == 0) continue;
-          EQUARX_RETURN_IF_ERROR(Post(kRsRecv, l, t, k, Mod(r_ - ln.dir, n_), 0, RsRecv(l, t, k),
-                                      codec::WireBytes(p_.rs_wire, mr.count)));
+          EQUARX_RETURN_IF_ERROR(fn(l, ln, t, k, mr));
         }
-    }
-    for (int l = 0; l < NumLanes(p_, 1, n_); ++l) {
-      const Lane ln = LaneAt(p_, 1, l);
-      for (int t = 0; t < ln.steps; ++t)
-        for (size_t k = 0; k < L_.m; ++k) {
-          Range mr = Micro(ln.region, Mod(long(r_) - long(ln.dir) * (t + 1), n_), k);
-          if (mr.count == 0) continue;
-          EQUARX_RETURN_IF_ERROR(Post(kAgRecv, l, t, k, Mod(r_ - ln.dir, n_), 1, AgRecv(l, t, k),
-                                      codec::WireBytes(p_.ag_wire, mr.count)));
-        }
-    }
     return Status::Ok();
+  }
+  // The chunks: the RS sends at step t the chunk dir * (steps - t) ahead and receives the one
+  // before it; the AG receives at step t the chunk dir * (t + 1) behind.
+  static long RsSendChunk(const Lane& ln, int t) { return long(ln.dir) * (ln.steps - t); }
+  static long RsRecvChunk(const Lane& ln, int t) { return long(ln.dir) * (ln.steps - t - 1); }
+  static long AgChunk(const Lane& ln, int t) { return -long(ln.dir) * (t + 1); }
+
+  // Every receive is posted before the first send (all tags differ, so their order is free).
+  Status PostReceives() {
+    EQUARX_RETURN_IF_ERROR(ForEachStep(0, RsRecvChunk, [&](int l, const Lane& ln, int t, size_t k,
+                                                            Range mr) {
+      return Post(kRsRecv, l, t, k, Mod(r_ - ln.dir, n_), 0, RsRecv(l, t, k),
+                  codec::WireBytes(p_.rs_wire, mr.count));
+    }));
+    return ForEachStep(1, AgChunk, [&](int l, const Lane& ln, int t, size_t k, Range mr) {
+      return Post(kAgRecv, l, t, k, Mod(r_ - ln.dir, n_), 1, AgRecv(l, t, k),
+                  codec::WireBytes(p_.ag_wire, mr.count));
+    });
   }
 
   Status ReduceScatter() {
-    for (int t = 0; t < L_.tmax; ++t)
-      for (size_t k = 0; k < L_.m; ++k)
-        for (int l = 0; l < NumLanes(p_, 0, n_); ++l) {
-          const Lane ln = LaneAt(p_, 0, l);
-          if (t >= ln.steps) continue;
-          Range mr = Micro(ln.region, Mod(long(r_) + long(ln.dir) * (ln.steps - t), n_), k);
-          if (mr.count == 0) continue;
-          uint8_t* out = RsSend(l, t, k);
-          const codec::WireSpec w = HopWire(p_.rs_wire, 0, StreamLane(l), t, r_, mr.begin);
-          if (t > 0) EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
-          if (a_.residual) {
-            const float* sum = static_cast<const float*>(io_.Local(mr).data);
-            if (t > 0) {
-              io_.DecodeAccumulate(w, RsRecv(l, t - 1, k), mr.count, DType::kFloat32, sum, EfSum());
-              sum = EfSum();
-            }
-            io_.EncodeWithLoss(w, sum, mr, out);
-          } else if (t == 0) {
-            io_.EncodeLocal(w, mr, out);
-          } else {
-            io_.DecodeAccumulateEncodeLocal(w, RsRecv(l, t - 1, k), mr, out);
-          }
-          EQUARX_RETURN_IF_ERROR(Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
-                                      codec::WireBytes(p_.rs_wire, mr.count)));
+    auto step = [&](int l, const Lane& ln, int t, size_t k, Range mr) -> Status {
+      uint8_t* out = RsSend(l, t, k);
+      const codec::WireSpec w = HopWire(p_.rs_wire, 0, StreamLane(l), t, r_, mr.begin);
+      if (t > 0) EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
+      if (a_.residual) {
+        const float* sum = static_cast<const float*>(io_.Local(mr).data);
+        if (t > 0) {
+          io_.DecodeAccumulate(w, RsRecv(l, t - 1, k), mr.count, DType::kFloat32, sum, EfSum());
+          sum = EfSum();
         }
-    return Status::Ok();
+        io_.EncodeWithLoss(w, sum, mr, out);
+      } else if (t == 0) {
+        io_.EncodeLocal(w, mr, out);
+      } else {
+        io_.DecodeAccumulateEncodeLocal(w, RsRecv(l, t - 1, k), mr, out);
+      }
+      return Post(kRsSend, l, t, k, Mod(r_ + ln.dir, n_), 0, out,
+                  codec::WireBytes(p_.rs_wire, mr.count));
+    };
+    return ForEachStep(0, RsSendChunk, step);
   }
 
   // The stream lane of HopWire: the lane, except in all-to-all plans, whose lanes all encode
@@ -249,21 +254,16 @@ class Run {
   }
 
   Status AllGather() {
-    for (int t = 0; t < L_.tmax; ++t)
-      for (size_t k = 0; k < L_.m; ++k)
-        for (int l = 0; l < NumLanes(p_, 1, n_); ++l) {
-          const Lane ln = LaneAt(p_, 1, l);
-          if (t >= ln.steps) continue;
-          Range mr = Micro(ln.region, Mod(long(r_) - long(ln.dir) * (t + 1), n_), k);
-          if (mr.count == 0) continue;
-          EQUARX_RETURN_IF_ERROR(WaitReq(kAgRecv, l, t, k));
-          uint8_t* in = AgRecv(l, t, k);
-          const size_t bytes = codec::WireBytes(p_.ag_wire, mr.count);
-          if (t + 1 < ln.steps)
-            EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, t + 1, k, Mod(r_ + ln.dir, n_), 1, in, bytes));
-          io_.DecodeOut(p_.ag_wire, in, mr);
-        }
-    return Status::Ok();
+    auto step = [&](int l, const Lane& ln, int t, size_t k, Range mr) -> Status {
+      EQUARX_RETURN_IF_ERROR(WaitReq(kAgRecv, l, t, k));
+      uint8_t* in = AgRecv(l, t, k);
+      const size_t bytes = codec::WireBytes(p_.ag_wire, mr.count);
+      if (t + 1 < ln.steps)
+        EQUARX_RETURN_IF_ERROR(Post(kAgSend, l, t + 1, k, Mod(r_ + ln.dir, n_), 1, in, bytes));
+      io_.DecodeOut(p_.ag_wire, in, mr);
+      return Status::Ok();
+    };
+    return ForEachStep(1, AgChunk, step);
   }
 
   Status Body() {

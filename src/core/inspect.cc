@@ -20,11 +20,9 @@ std::string ActiveSimdTarget() { return codec::TargetName(codec::CurrentTarget()
 std::vector<EnvKnob> EnvKnobs() {
   std::vector<EnvKnob> knobs;
   for (const env::Knob& k : env::Knobs()) {
-    EnvKnob e{k.name, k.type, k.default_value, k.doc};
     const char* v = std::getenv(k.name);
-    e.set = v && *v;
-    if (e.set) e.value = v;
-    knobs.push_back(std::move(e));
+    const bool set = v && *v;
+    knobs.push_back(EnvKnob{k.name, k.type, k.default_value, k.doc, set, set ? v : ""});
   }
   return knobs;
 }

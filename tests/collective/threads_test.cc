@@ -82,7 +82,9 @@ TEST(Threads, SameBitsForEveryThreadCount) {
         }
         EXPECT_EQ(stats[size_t(r)].encoded_values, first_stats[size_t(r)].encoded_values);
         EXPECT_EQ(stats[size_t(r)].clipped, first_stats[size_t(r)].clipped);
-        if (c.algorithm != Algorithm::kRing) EXPECT_GT(stats[size_t(r)].encoded_values, 0u);
+        if (c.algorithm != Algorithm::kRing) {
+          EXPECT_GT(stats[size_t(r)].encoded_values, 0u);
+        }
         EXPECT_NEAR(stats[size_t(r)].sum_sq_err_est, first_stats[size_t(r)].sum_sq_err_est,
                     1e-9 * first_stats[size_t(r)].sum_sq_err_est);
       }
