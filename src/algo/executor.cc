@@ -18,6 +18,9 @@
 // Rotation: contributions are read and results written through CallIo::Local / DecodeOut,
 // which rotate on the way in and out (call_io.h); the schedule itself does not change.
 //
+// The walk over the steps (ForEachStep) is one function; PlanWireBytes runs it over the sends
+// and adds their bytes instead of sending them, so the predicted bytes come from the schedule.
+//
 // While microshard k of step t is on the wire, the next rank already works on k of step t+1
 // and this rank on k+1: coding overlaps communication. Every wait depends only on sends of
 // earlier steps, so the order cannot deadlock; every wait has the call's deadline, and on any
@@ -35,6 +38,47 @@ namespace {
 using codec::WireSpec;
 
 size_t CeilDiv(size_t a, size_t b) { return (a + b - 1) / b; }
+
+// The most steps of any lane of either phase.
+int MaxSteps(const Plan& p, int n) {
+  int tmax = 0;
+  for (int phase = 0; phase < 2; ++phase)
+    for (int l = 0; l < NumLanes(p, phase, n); ++l) tmax = std::max(tmax, LaneAt(p, phase, l).steps);
+  return tmax;
+}
+
+// Microshard k (of m) of the chunk of `owner` (of n) of a region: whole blocks.
+Range MicroOf(const Plan& p, int n, size_t m, int region, int owner, size_t k) {
+  return SplitBlocks(SplitBlocks(p.regions[region], p.granule, size_t(n), size_t(owner)), p.granule,
+                     m, k);
+}
+
+// The chunks, as rank offsets from this rank: at step t the RS sends the chunk dir * (steps - t)
+// ahead and receives the one before it; the AG receives the chunk dir * (t + 1) behind and
+// sends (the owner at step 0, then forwarding) the chunk dir * t behind.
+long RsSendChunk(const Lane& ln, int t) { return long(ln.dir) * (ln.steps - t); }
+long RsRecvChunk(const Lane& ln, int t) { return long(ln.dir) * (ln.steps - t - 1); }
+long AgRecvChunk(const Lane& ln, int t) { return -long(ln.dir) * (t + 1); }
+long AgSendChunk(const Lane& ln, int t) { return -long(ln.dir) * t; }
+
+// The schedule's walk, shared by the executor and PlanWireBytes: every step of a phase
+// (0 = RS, 1 = AG) of rank r of n in schedule order — step t, then microshard k (of m), then
+// lane l — whose microshard of the chunk chunk(lane, t) is not empty: fn(l, lane, t, k, range).
+template <class Fn>
+Status ForEachStep(const Plan& p, int r, int n, size_t m, int phase, long (*chunk)(const Lane&, int),
+                   Fn fn) {
+  const int tmax = MaxSteps(p, n);
+  for (int t = 0; t < tmax; ++t)
+    for (size_t k = 0; k < m; ++k)
+      for (int l = 0; l < NumLanes(p, phase, n); ++l) {
+        const Lane ln = LaneAt(p, phase, l);
+        if (t >= ln.steps) continue;
+        const Range mr = MicroOf(p, n, m, ln.region, Mod(long(r) + chunk(ln, t), n), k);
+        if (mr.count == 0) continue;
+        EQUARX_RETURN_IF_ERROR(fn(l, ln, t, k, mr));
+      }
+  return Status::Ok();
+}
 
 // Geometry of one call: where each (phase, lane, step, microshard) buffer lives.
 struct Layout {
@@ -59,9 +103,7 @@ Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count, bool stag
   L.r = r;
   L.m = m;
   L.lanes = p.all_to_all ? n - 1 : 2;
-  for (int phase = 0; phase < 2; ++phase)
-    for (int l = 0; l < NumLanes(p, phase, n); ++l)
-      L.tmax = std::max(L.tmax, LaneAt(p, phase, l).steps);
+  L.tmax = MaxSteps(p, n);
   size_t max_blocks = 0;
   for (int g = 0; g < p.num_regions; ++g)
     max_blocks = std::max(max_blocks, CeilDiv(p.regions[g].count, p.granule));
@@ -101,12 +143,7 @@ class Run {
  private:
   enum Kind { kRsRecv = 0, kRsSend = 1, kAgRecv = 2, kAgSend = 3 };
 
-  Range Chunk(int region, int owner) const {
-    return SplitBlocks(p_.regions[region], p_.granule, size_t(n_), size_t(owner));
-  }
-  Range Micro(int region, int owner, size_t k) const {
-    return SplitBlocks(Chunk(region, owner), p_.granule, L_.m, k);
-  }
+  Range Micro(int region, int owner, size_t k) const { return MicroOf(p_, n_, L_.m, region, owner, k); }
   size_t Req(Kind kind, int lane, int t, size_t k) const {
     return size_t(kind) * L_.Slots() + L_.Index(lane, t, k);
   }
@@ -134,27 +171,10 @@ class Run {
   }
   Status WaitReq(Kind kind, int lane, int t, size_t k) { return io_.Wait(Req(kind, lane, t, k)); }
 
-  // Every step of a phase (0 = RS, 1 = AG) in schedule order — step t, then microshard k,
-  // then lane l — whose microshard of the chunk chunk(lane, t) is not empty:
-  // fn(l, lane, t, k, range). A chunk is given as its rank offset from this rank.
-  template <class Chunk, class Fn>
-  Status ForEachStep(int phase, Chunk chunk, Fn fn) {
-    for (int t = 0; t < L_.tmax; ++t)
-      for (size_t k = 0; k < L_.m; ++k)
-        for (int l = 0; l < NumLanes(p_, phase, n_); ++l) {
-          const Lane ln = LaneAt(p_, phase, l);
-          if (t >= ln.steps) continue;
-          const Range mr = Micro(ln.region, Mod(long(r_) + chunk(ln, t), n_), k);
-          if (mr.count == 0) continue;
-          EQUARX_RETURN_IF_ERROR(fn(l, ln, t, k, mr));
-        }
-    return Status::Ok();
+  template <class Fn>
+  Status ForEachStep(int phase, long (*chunk)(const Lane&, int), Fn fn) {
+    return algo::ForEachStep(p_, r_, n_, L_.m, phase, chunk, fn);
   }
-  // The chunks: the RS sends at step t the chunk dir * (steps - t) ahead and receives the one
-  // before it; the AG receives at step t the chunk dir * (t + 1) behind.
-  static long RsSendChunk(const Lane& ln, int t) { return long(ln.dir) * (ln.steps - t); }
-  static long RsRecvChunk(const Lane& ln, int t) { return long(ln.dir) * (ln.steps - t - 1); }
-  static long AgChunk(const Lane& ln, int t) { return -long(ln.dir) * (t + 1); }
 
   // Every receive is posted before the first send (all tags differ, so their order is free).
   Status PostReceives() {
@@ -163,7 +183,7 @@ class Run {
       return Post(kRsRecv, l, t, k, Mod(r_ - ln.dir, n_), 0, RsRecv(l, t, k),
                   codec::WireBytes(p_.rs_wire, mr.count));
     }));
-    return ForEachStep(1, AgChunk, [&](int l, const Lane& ln, int t, size_t k, Range mr) {
+    return ForEachStep(1, AgRecvChunk, [&](int l, const Lane& ln, int t, size_t k, Range mr) {
       return Post(kAgRecv, l, t, k, Mod(r_ - ln.dir, n_), 1, AgRecv(l, t, k),
                   codec::WireBytes(p_.ag_wire, mr.count));
     });
@@ -263,7 +283,7 @@ class Run {
       io_.DecodeOut(p_.ag_wire, in, mr);
       return Status::Ok();
     };
-    return ForEachStep(1, AgChunk, step);
+    return ForEachStep(1, AgRecvChunk, step);
   }
 
   Status Body() {
@@ -306,25 +326,17 @@ Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch) {
 
 uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards) {
   if (ranks < 2) return 0;
-  auto micro = [&](int g, int owner, size_t k) {
-    return SplitBlocks(SplitBlocks(p.regions[g], p.granule, size_t(ranks), size_t(owner)),
-                       p.granule, microshards, k);
-  };
+  // The executor's own walk over its sends: the RS encodes and the AG's owner sends and
+  // forwards, each one message of its microshard's wire bytes.
   uint64_t total = 0;
-  for (int l = 0; l < NumLanes(p, 0, ranks); ++l) {
-    const Lane ln = LaneAt(p, 0, l);
-    for (int t = 0; t < ln.steps; ++t)
-      for (size_t k = 0; k < microshards; ++k)
-        total += codec::WireBytes(
-            p.rs_wire, micro(ln.region, Mod(long(rank) + long(ln.dir) * (ln.steps - t), ranks), k).count);
-  }
-  for (int l = 0; l < NumLanes(p, 1, ranks); ++l) {
-    const Lane ln = LaneAt(p, 1, l);
-    for (int t = 0; t < ln.steps; ++t)
-      for (size_t k = 0; k < microshards; ++k)
-        total += codec::WireBytes(
-            p.ag_wire, micro(ln.region, Mod(long(rank) - long(ln.dir) * t, ranks), k).count);
-  }
+  auto add = [&](const WireSpec& w) {
+    return [&total, w](int, const Lane&, int, size_t, Range mr) {
+      total += codec::WireBytes(w, mr.count);
+      return Status::Ok();
+    };
+  };
+  (void)ForEachStep(p, rank, ranks, microshards, 0, RsSendChunk, add(p.rs_wire));
+  (void)ForEachStep(p, rank, ranks, microshards, 1, AgSendChunk, add(p.ag_wire));
   return total;
 }
 

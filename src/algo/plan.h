@@ -127,7 +127,8 @@ inline Lane LaneAt(const Plan& plan, int phase, int l) {
   return plan.all_to_all ? Lane{0, l + 1, 1} : (phase == 0 ? plan.rs[l] : plan.ag[l]);
 }
 
-/// Bytes rank `rank` sends when running `plan` with `microshards` (no communication).
+/// Bytes rank `rank` sends when running `plan` with `microshards` (no communication): the
+/// executor's own step walk over its sends (executor.cc, ForEachStep), counted instead of sent.
 uint64_t PlanWireBytes(const Plan& plan, int rank, int ranks, size_t microshards);
 
 }  // namespace equarx::algo
