@@ -2,6 +2,7 @@
 #include "common/env.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace equarx::env {
@@ -55,8 +56,9 @@ bool ParseKnob(const char* name, T lo, T hi, const char* what, Parse parse, T* o
   char* end = nullptr;
   const auto x = parse(v, &end);
   if (errno || *end || !(x >= lo && x <= hi)) {  // a NaN fails the range test too
-    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected " + what + " in [" +
-                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    char range[64];  // %g: 0.001 and 100000, not std::to_string's 0.001000 and 100000.000000
+    std::snprintf(range, sizeof range, "[%.10g, %.10g]", double(lo), double(hi));
+    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected " + what + " in " + range);
     return false;
   }
   *out = T(x);

@@ -244,6 +244,12 @@ TEST(Env, KnobsReadGoodValuesAndIgnoreBadOnesWithAWarning) {
     EXPECT_EQ(s.threads, d.threads);
     EXPECT_EQ(s.timeout_ms, d.timeout_ms);
   }
+  // The warning gives the range as the numbers a user types.
+  ::setenv("EQUARX_LINK_GBIT", "fast", 1);
+  s = env::Read();
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].find("expected a number in [0.001, 100000]"), std::string::npos)
+      << s.warnings[0];
   for (const char* n : names) ::unsetenv(n);
 }
 
