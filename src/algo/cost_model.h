@@ -36,8 +36,11 @@
 // with the inner options): an unquantized reduce-scatter inside each host over memory (the
 // contributions in the dtype, summed in f32; one step, R - 1 messages), the inner flat plan of
 // each 1/R shard across the H hosts (R of them share the host's link and cores), an all-gather
-// inside the host in the dtype; the three run one after the other. The layout is the machine's (ranks_per_host), one argument check over
-// all N ranks. Bytes are rank 0's, exact.
+// inside the host in the dtype. The schedule pipelines them over C chunks of the shard (one
+// inner call per chunk, HierarchicalChunks): total = intra / C + max(inter, intra (C - 1) / C),
+// inter the C inner calls one after the other, intra the two memory passes and the f32 adds.
+// The layout is the machine's (ranks_per_host), one argument check over all N ranks. Bytes are
+// rank 0's, exact.
 #pragma once
 
 #include <cstddef>

@@ -18,14 +18,24 @@
 //
 //     host 0: r0 r1    host 1: r2 r3       shard 0: r0 <-> r2 (inner)   shard 1: r1 <-> r3
 //
+// The three steps run as a pipeline over chunks of each shard (about 1 MiB of the dtype each,
+// at most 32, cut on the block grid; one chunk on a single host): every step-1 and step-3
+// message is posted at the start, and the owner, chunk by chunk, waits for the chunk's
+// contributions, sums them, runs the chunk's inner AllReduce and posts the chunk's step-3
+// sends. The transport moves the posted intra-host messages while the owner waits inside the
+// inner AllReduce, so the shared-memory passes overlap the bytes between hosts instead of
+// running before and after them. (In-place calls post a step-3 receive only once the step-1
+// send of the same bytes has completed.)
+//
 // Every rank's result is bitwise identical: a shard's inner AllReduce gives its members the
 // same bytes, and step 3 copies them. Error: the host sums are f32 sums of R_h values (one
 // rounding each), rounded once to the dtype; then the inner algorithm's error over H
 // contributions (the host sums), as if the hosts were its ranks. A rotation runs inside the
 // inner step, on rotation blocks numbered from the whole tensor's element 0.
 //
-// Tags (low 32 bits; the call's sequence number is the high half): the inner call of shard s
-// uses (s + 1) << 20 + the executor's own tags (< 2^20); steps 1 and 3 use bit 31.
+// Tags (low 32 bits; the call's sequence number is the high half): the inner calls of shard s
+// use (s + 1) << 20 + the executor's own tags (< 2^20), one chunk after the other (messages
+// match in posting order); steps 1 and 3 use bit 31 | chunk << 12 | s << 1 | step 3.
 #include "algo/hierarchical.h"
 
 #include <algorithm>
@@ -49,11 +59,30 @@ int HostLayout::Size(int host) const { return std::min(per_host, ranks - First(h
 namespace {
 
 constexpr uint64_t kIntraTag = uint64_t(1) << 31;
+constexpr size_t kChunkBytes = size_t(1) << 20;  // the pipeline's unit, in bytes of the dtype
+constexpr size_t kMaxChunks = 32;                // chunk index < 2^19 fits its tag bits
 
 uint64_t InnerTagBase(uint64_t tag_base, int shard) { return tag_base | (uint64_t(shard + 1) << 20); }
 
+uint64_t IntraTag(uint64_t tag_base, int shard, size_t chunk, bool step3) {
+  return tag_base | kIntraTag | (uint64_t(chunk) << 12) | (uint64_t(shard) << 1) | (step3 ? 1 : 0);
+}
+
 Range ShardRange(const AllReduceOptions& o, size_t count, const HostLayout& L, int s) {
   return SplitBlocks(Range{0, count}, o.block, size_t(L.Shards()), size_t(s));
+}
+
+// How many chunks the pipeline cuts a shard into: a function of the shard alone, so every rank
+// (and the byte count) cuts it alike.
+size_t ChunkCount(const AllReduceOptions& o, DType dtype, Range shard, const HostLayout& L) {
+  if (L.hosts < 2 || shard.count == 0) return 1;
+  const size_t blocks = (shard.count + o.block - 1) / o.block;
+  const size_t by_bytes = shard.count * DTypeSize(dtype) / kChunkBytes;
+  return std::max<size_t>(1, std::min({by_bytes, kMaxChunks, blocks}));
+}
+
+Range ChunkRange(const AllReduceOptions& o, Range shard, size_t chunks, size_t c) {
+  return SplitBlocks(shard, o.block, chunks, c);
 }
 
 // The inner options: the call's, with the inner algorithm.
@@ -63,37 +92,82 @@ AllReduceOptions InnerOptions(const AllReduceOptions& o) {
   return in;
 }
 
-// Posts every operation, then waits for all of them; on any failure cancels what is left.
+// The intra-host messages of one call (steps 1 and 3), posted and waited on one by one; on any
+// failure every live one is cancelled.
 struct Op {
   bool send;
   int peer;
   uint64_t tag;
   void* buf;
   size_t bytes;
+  long after = -1;    // a step-3 receive of an in-place call: posted once this send completed
+  bool held = false;  // an owner's step-3 send: posted once its chunk is finished
 };
 
-Status Exchange(transport::Transport* t, const std::vector<Op>& ops, transport::Deadline deadline,
-                Scratch* scratch) {
-  if (ops.empty()) return Status::Ok();
-  uint8_t* live = nullptr;
-  transport::Request* req = scratch->Requests(ops.size(), &live);
-  Status st;
-  for (size_t i = 0; i < ops.size() && st.ok(); ++i) {
-    const Op& op = ops[i];
-    st = op.send ? t->Isend(op.peer, op.tag, op.buf, op.bytes, &req[i])
-                 : t->Irecv(op.peer, op.tag, op.buf, op.bytes, &req[i]);
-    live[i] = st.ok();
+class Ops {
+ public:
+  Ops(transport::Transport* t, std::vector<Op> ops, transport::Deadline deadline, Scratch* scratch)
+      : t_(t), ops_(std::move(ops)), deadline_(deadline) {
+    req_ = scratch->Requests(ops_.size(), &live_);
+    posted_.assign(ops_.size(), 0);
   }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (!live[i]) continue;
-    if (st.ok()) st = t->Wait(&req[i], deadline);
-    if (!st.ok()) t->Cancel(&req[i]);
-    live[i] = 0;
+  ~Ops() {
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (live_[i]) t_->Cancel(&req_[i]);
   }
-  return st;
-}
+  const Op& operator[](size_t i) const { return ops_[i]; }
+  size_t size() const { return ops_.size(); }
+
+  Status Post(size_t i) {
+    if (posted_[i]) return Status::Ok();
+    const Op& op = ops_[i];
+    Status st = op.send ? t_->Isend(op.peer, op.tag, op.buf, op.bytes, &req_[i])
+                        : t_->Irecv(op.peer, op.tag, op.buf, op.bytes, &req_[i]);
+    posted_[i] = 1;
+    live_[i] = st.ok();
+    return st;
+  }
+  Status Wait(size_t i) {
+    Status st = ops_[i].after >= 0 ? Wait(size_t(ops_[i].after)) : Status::Ok();
+    if (st.ok()) st = Post(i);
+    if (!st.ok() || !live_[i]) return st;
+    st = t_->Wait(&req_[i], deadline_);
+    if (!st.ok()) t_->Cancel(&req_[i]);
+    live_[i] = 0;
+    return st;
+  }
+  // Posts every deferred receive whose send has completed (without blocking).
+  Status PostReady() {
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const long a = ops_[i].after;
+      if (posted_[i] || a < 0 || !posted_[size_t(a)]) continue;
+      if (live_[size_t(a)]) {
+        Status done;
+        if (!t_->Test(&req_[size_t(a)], &done)) continue;
+        live_[size_t(a)] = 0;
+        if (!done.ok()) return done;
+      }
+      Status st = Post(i);
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  transport::Transport* t_;
+  std::vector<Op> ops_;
+  transport::Deadline deadline_;
+  transport::Request* req_ = nullptr;
+  uint8_t* live_ = nullptr;
+  std::vector<uint8_t> posted_;
+};
 
 }  // namespace
+
+size_t HierarchicalChunks(const AllReduceOptions& o, DType dtype, size_t count, int ranks, int s) {
+  const HostLayout L(ranks, int(o.ranks_per_host));
+  return ChunkCount(o, dtype, ShardRange(o, count, L, s), L);
+}
 
 Status CheckHierarchical(const AllReduceOptions& o, Rotation asked, DType dtype, size_t count,
                          int ranks, const TuneTable& table) {
@@ -101,15 +175,17 @@ Status CheckHierarchical(const AllReduceOptions& o, Rotation asked, DType dtype,
   if (asked != Rotation::kHadamard || L.hosts < 2) return Status::Ok();
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, count, L, s);
-    if (r.count == 0) continue;
-    // Every inner plan counts as the caller's choice: an asked-for rotation is refused, never
-    // dropped, where a shard's plan has an unquantized f16 hop.
-    const Plan plan = SelectPlan(InnerOptions(o), dtype, r.count, L.hosts, table);
-    bool rotate;
-    if (!PlanRotation(plan, true, asked, plan.algorithm, &rotate).ok())
-      return InvalidArgument("rotation hadamard with f16 data needs every hop across hosts "
-                             "quantized (an unquantized f16 hop could overflow in the rotated "
-                             "domain): use inner phases rs+ag, or bf16 or f32 data");
+    const size_t chunks = ChunkCount(o, dtype, r, L);
+    for (size_t c = 0; c < chunks && r.count > 0; ++c) {
+      // Every inner plan counts as the caller's choice: an asked-for rotation is refused, never
+      // dropped, where a chunk's plan has an unquantized f16 hop.
+      const Plan plan = SelectPlan(InnerOptions(o), dtype, ChunkRange(o, r, chunks, c).count, L.hosts, table);
+      bool rotate;
+      if (!PlanRotation(plan, true, asked, plan.algorithm, &rotate).ok())
+        return InvalidArgument("rotation hadamard with f16 data needs every hop across hosts "
+                               "quantized (an unquantized f16 hop could overflow in the rotated "
+                               "domain): use inner phases rs+ag, or bf16 or f32 data");
+    }
   }
   return Status::Ok();
 }
@@ -126,8 +202,11 @@ uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t co
     if (!mine) bytes += r.count * DTypeSize(dtype);  // step 1
     if (!mine) continue;
     bytes += uint64_t(rh - 1) * r.count * DTypeSize(dtype);  // step 3
-    if (L.hosts > 1) {
-      const Plan p = SelectPlan(InnerOptions(o), dtype, r.count, L.hosts, table);
+    if (L.hosts < 2) continue;
+    const size_t chunks = ChunkCount(o, dtype, r, L);
+    for (size_t c = 0; c < chunks; ++c) {
+      const size_t n = ChunkRange(o, r, chunks, c).count;
+      const Plan p = SelectPlan(InnerOptions(o), dtype, n, L.hosts, table);
       bytes += PlanWireBytes(p, host, L.hosts, o.microshards ? o.microshards : 4);
     }
   }
@@ -142,9 +221,11 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
   const size_t es = DTypeSize(args.dtype);
   const auto* send = static_cast<const uint8_t*>(args.send);
   auto* recv = static_cast<uint8_t*>(args.recv);
+  const bool in_place = args.send == args.recv;
 
   // Buffers: for every shard this rank owns, the contributions of the other rh - 1 ranks of
-  // its host (in the dtype), then one f32 sum.
+  // its host (in the dtype, chunk-major: chunk c's from every peer, then chunk c + 1's), then
+  // one f32 sum.
   size_t in_bytes = 0, max_shard = 0;
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, args.count, L, s);
@@ -155,86 +236,92 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
   uint8_t* in_base = own->Bytes(in_span + max_shard * sizeof(float) + 64);
   auto* acc = reinterpret_cast<float*>(in_base + in_span);
 
-  // Step 1: contributions to their owners.
-  std::vector<Op> ops;
-  {
-    uint8_t* i_next = in_base;
-    for (int s = 0; s < L.Shards(); ++s) {
-      const Range r = ShardRange(o, args.count, L, s);
-      if (r.count == 0 || rh == 1) continue;
-      const uint64_t tag = args.tag_base | kIntraTag | (uint64_t(s) << 1);
-      if (s % rh != local) {
-        ops.push_back({true, L.Owner(host, s), tag, const_cast<uint8_t*>(send + r.begin * es),
-                       r.count * es});
-      } else {
-        for (int l = 0; l < rh; ++l) {
-          if (l == local) continue;
-          ops.push_back({false, L.First(host) + l, tag, i_next, r.count * es});
-          i_next += r.count * es;
-        }
-      }
-    }
-  }
-  Status st = Exchange(t, ops, args.deadline, own);
-  if (!st.ok()) return st;
-
-  // Step 1's sums and step 2, shard by shard.
-  const uint8_t* i_next = in_base;
-  for (int s = 0; s < L.Shards(); ++s) {
-    const Range r = ShardRange(o, args.count, L, s);
-    if (r.count == 0 || s % rh != local) continue;
-    // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l
-    // (elementwise: on the codec threads, each part of the shard on its own).
-    const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
-    uint8_t* out = recv + r.begin * es;
-    ForEachPart(args.pool, 1, r.count, PartCount(args.pool, r.count), [&](Range p, size_t) {
-      const uint8_t* next = i_next;
-      for (int l = 0; l < rh; ++l) {
-        const bool own_turn = l == local;
-        const uint8_t* x = (own_turn ? send + r.begin * es : next) + p.begin * es;
-        if (l == 0) codec::Convert(args.dtype, x, p.count, DType::kFloat32, acc + p.begin);
-        else codec::DecodeAccumulate(raw, x, p.count, DType::kFloat32, acc + p.begin, acc + p.begin);
-        if (!own_turn) next += r.count * es;
-      }
-      codec::Convert(DType::kFloat32, acc + p.begin, p.count, args.dtype, out + p.begin * es);
-    });
-    i_next += size_t(rh - 1) * r.count * es;
-    if (L.hosts < 2) continue;
-
-    std::vector<int> members(size_t(L.hosts));
-    for (int h = 0; h < L.hosts; ++h) members[size_t(h)] = L.Owner(h, s);
-    transport::SubTransport sub(t, std::move(members), host);
-    const Plan plan = SelectPlan(InnerOptions(o), args.dtype, r.count, L.hosts, table);
-    RunArgs in = args;
-    in.transport = &sub;
-    in.send = out;
-    in.recv = out;
-    in.count = r.count;
-    in.tag_base = InnerTagBase(args.tag_base, s);
-    in.element_offset = args.element_offset + r.begin;
-    bool rotate;  // CheckHierarchical refused what PlanRotation refuses, on every rank
-    st = PlanRotation(plan, args.rotation.block != 0, asked, plan.algorithm, &rotate);
-    if (!st.ok()) return st;
-    if (!rotate) in.rotation = codec::RotationSpec{};
-    st = Execute(plan, in, inner);
-    if (!st.ok()) return st;
-  }
-
-  // Step 3: the finished shards to the host's other ranks.
-  ops.clear();
+  // Every message of steps 1 and 3, and where each owned chunk's lie: first[s][c] is the index
+  // of its first step-1 receive (rh - 1 of them), then its rh - 1 step-3 sends.
+  std::vector<Op> list;
+  std::vector<std::vector<size_t>> first(size_t(L.Shards()));
+  uint8_t* i_next = in_base;
   for (int s = 0; s < L.Shards() && rh > 1; ++s) {
     const Range r = ShardRange(o, args.count, L, s);
     if (r.count == 0) continue;
-    const uint64_t tag = args.tag_base | kIntraTag | (uint64_t(s) << 1) | 1;
-    uint8_t* buf = recv + r.begin * es;
-    if (s % rh == local) {
+    const size_t chunks = ChunkCount(o, args.dtype, r, L);
+    const bool mine = s % rh == local;
+    const int owner = L.Owner(host, s);
+    for (size_t c = 0; c < chunks; ++c) {
+      const Range k = ChunkRange(o, r, chunks, c);
+      const uint64_t tag1 = IntraTag(args.tag_base, s, c, false), tag3 = IntraTag(args.tag_base, s, c, true);
+      uint8_t* out = recv + k.begin * es;
+      if (!mine) {
+        list.push_back({true, owner, tag1, const_cast<uint8_t*>(send + k.begin * es), k.count * es});
+        list.push_back({false, owner, tag3, out, k.count * es, in_place ? long(list.size()) - 1 : -1});
+        continue;
+      }
+      first[size_t(s)].push_back(list.size());
+      for (int l = 0; l < rh; ++l) {
+        if (l == local) continue;
+        list.push_back({false, L.First(host) + l, tag1, i_next, k.count * es});
+        i_next += k.count * es;
+      }
       for (int l = 0; l < rh; ++l)
-        if (l != local) ops.push_back({true, L.First(host) + l, tag, buf, r.count * es});
-    } else {
-      ops.push_back({false, L.Owner(host, s), tag, buf, r.count * es});
+        if (l != local) list.push_back({true, L.First(host) + l, tag3, out, k.count * es, -1, true});
     }
   }
-  return Exchange(t, ops, args.deadline, own);
+  Ops ops(t, std::move(list), args.deadline, own);
+  Status st;
+  for (size_t i = 0; i < ops.size() && st.ok(); ++i)
+    if (!ops[i].held && ops[i].after < 0) st = ops.Post(i);
+  if (!st.ok()) return st;
+
+  // Chunk by chunk: the host's sum, the inner AllReduce, the chunk to the host's other ranks.
+  for (int s = 0; s < L.Shards(); ++s) {
+    const Range r = ShardRange(o, args.count, L, s);
+    if (r.count == 0 || s % rh != local) continue;
+    const size_t chunks = ChunkCount(o, args.dtype, r, L);
+    std::vector<int> members(size_t(L.hosts));
+    for (int h = 0; h < L.hosts; ++h) members[size_t(h)] = L.Owner(h, s);
+    transport::SubTransport sub(t, std::move(members), host);
+    for (size_t c = 0; c < chunks; ++c) {
+      const Range k = ChunkRange(o, r, chunks, c);
+      const size_t at = rh > 1 ? first[size_t(s)][c] : 0;
+      for (int l = 0; l + 1 < rh && st.ok(); ++l) st = ops.Wait(at + size_t(l));
+      if (!st.ok()) return st;
+      // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l
+      // (elementwise: on the codec threads, each part of the chunk on its own).
+      const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
+      uint8_t* out = recv + k.begin * es;
+      ForEachPart(args.pool, 1, k.count, PartCount(args.pool, k.count), [&](Range p, size_t) {
+        size_t peer = 0;
+        for (int l = 0; l < rh; ++l) {
+          const uint8_t* x = l == local ? send + (k.begin + p.begin) * es
+                                        : static_cast<const uint8_t*>(ops[at + peer++].buf) + p.begin * es;
+          if (l == 0) codec::Convert(args.dtype, x, p.count, DType::kFloat32, acc + p.begin);
+          else codec::DecodeAccumulate(raw, x, p.count, DType::kFloat32, acc + p.begin, acc + p.begin);
+        }
+        codec::Convert(DType::kFloat32, acc + p.begin, p.count, args.dtype, out + p.begin * es);
+      });
+      if (L.hosts >= 2) {
+        const Plan plan = SelectPlan(InnerOptions(o), args.dtype, k.count, L.hosts, table);
+        RunArgs in = args;
+        in.transport = &sub;
+        in.send = out;
+        in.recv = out;
+        in.count = k.count;
+        in.tag_base = InnerTagBase(args.tag_base, s);
+        in.element_offset = args.element_offset + k.begin;
+        bool rotate;  // CheckHierarchical refused what PlanRotation refuses, on every rank
+        st = PlanRotation(plan, args.rotation.block != 0, asked, plan.algorithm, &rotate);
+        if (!st.ok()) return st;
+        if (!rotate) in.rotation = codec::RotationSpec{};
+        st = Execute(plan, in, inner);
+        if (!st.ok()) return st;
+      }
+      for (int l = 0; l + 1 < rh && st.ok(); ++l) st = ops.Post(at + size_t(rh - 1 + l));
+      if (st.ok() && in_place) st = ops.PostReady();
+      if (!st.ok()) return st;
+    }
+  }
+  for (size_t i = 0; i < ops.size() && st.ok(); ++i) st = ops.Wait(i);
+  return st;
 }
 
 }  // namespace equarx::algo

@@ -117,6 +117,44 @@ TEST(Hierarchical, RanksPerHostFromTheEnvironmentAndInPlace) {
   }
 }
 
+// Large calls run as a pipeline of chunks, each with its own inner AllReduce: every rank
+// agrees, the bytes are the model's, in-place gives the same bits, integer sums stay exact
+// (a chunk summed or sent twice, or not at all, would show), and a host of fewer ranks, whose
+// ranks own several shards, pipelines each of them.
+TEST(Hierarchical, PipelinedChunks) {
+  for (auto [n, per_host] : std::vector<std::pair<int, int>>{{4, 2}, {5, 3}}) {
+    const size_t count = size_t(3) << 20;
+    AllReduceOptions o = testing::HierarchicalOptions(Algorithm::kTwoShot, uint32_t(per_host));
+    const std::string what = "n=" + std::to_string(n) + " per_host=" + std::to_string(per_host);
+    for (int s = 0; s < per_host; ++s)
+      EXPECT_GE(algo::HierarchicalChunks(ResolveOptions(o), DType::kFloat32, count, n, s), 2u) << what;
+    const auto in = testing::MakeInputs(n, count, DType::kFloat32, 41 + n);
+    ExpectHierarchical(in, o, what);
+
+    std::vector<Buffer> io = in;
+    const Outcome ref = Reduce(in, o);
+    auto st = testing::RunRanks(n, [&](Communicator& c) {
+      Buffer& b = io[size_t(c.rank())];
+      return c.AllReduce(b.data(), b.data(), b.size(), b.dtype, o);  // in place
+    });
+    for (int r = 0; r < n; ++r) {
+      ASSERT_TRUE(st[size_t(r)].ok()) << what << ": " << st[size_t(r)].message();
+      EXPECT_TRUE(io[size_t(r)] == ref.out[0]) << what << ": in place, rank " << r;
+    }
+
+    o.inner = Algorithm::kRing;
+    const auto ints = testing::MakeInputs(n, count, DType::kFloat32, 7, /*integers=*/true);
+    const Outcome exact_run = Reduce(ints, o);
+    const std::vector<double> exact = testing::ExactSum(ints);
+    for (int r = 0; r < n; ++r) {
+      ASSERT_TRUE(exact_run.status[size_t(r)].ok()) << exact_run.status[size_t(r)].message();
+      size_t bad = 0;
+      for (size_t i = 0; i < count; ++i) bad += exact_run.out[size_t(r)].Get(i) != exact[i];
+      EXPECT_EQ(bad, 0u) << what << ": rank " << r;
+    }
+  }
+}
+
 TEST(Hierarchical, RefusalsOnEveryRank) {
   const auto in = testing::MakeInputs(4, 1000, DType::kFloat16, 3);
   auto expect_refused = [&](const AllReduceOptions& o, const char* needle) {
