@@ -552,7 +552,12 @@ EOF
 
 {
   echo "date: $(date -Is)"
-  echo "commit: $(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet 2>/dev/null || echo ' (dirty)')"
+  # The binaries' revision: the source tree the build directory was configured from; dirty
+  # only where the code differs (results written into the tree do not count).
+  SRC=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+  SRC=${SRC:-$REPO}
+  echo "commit: $(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$SRC" diff --quiet HEAD -- src include tools apps bench/netem 2>/dev/null || echo ' (dirty)')"
+  [[ $(realpath "$SRC") == $(realpath "$REPO") ]] || echo "build: $BUILD (configured from another checkout: $SRC)"
   echo "kernel: $(uname -r); cpus: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
   echo "command: $0 $ORIG_ARGS"
