@@ -18,8 +18,8 @@
 //
 //     host 0: r0 r1    host 1: r2 r3       shard 0: r0 <-> r2 (inner)   shard 1: r1 <-> r3
 //
-// The three steps run as a pipeline over chunks of each shard (about 1 MiB of the dtype each,
-// at most 32, cut on the block grid; one chunk on a single host): every step-1 and step-3
+// The three steps run as a pipeline over chunks of each shard (at least 1 MiB of the dtype per
+// other host each, at most 32, cut on the block grid; one chunk on a single host): every step-1 and step-3
 // message is posted at the start, and the owner, chunk by chunk, waits for the chunk's
 // contributions, sums them, runs the chunk's inner AllReduce and posts the chunk's step-3
 // sends. The transport moves the posted intra-host messages while the owner waits inside the
@@ -72,12 +72,15 @@ Range ShardRange(const AllReduceOptions& o, size_t count, const HostLayout& L, i
   return SplitBlocks(Range{0, count}, o.block, size_t(L.Shards()), size_t(s));
 }
 
-// How many chunks the pipeline cuts a shard into: a function of the shard alone, so every rank
-// (and the byte count) cuts it alike.
+// How many chunks the pipeline cuts a shard into: a function of the shard and the layout
+// alone, so every rank (and the byte count) cuts it alike. A chunk's inner call has steps and
+// messages in proportion to the hosts (a ring's 2(H - 1) steps, two_shot's 2(H - 1) messages),
+// so a chunk holds at least kChunkBytes per other host: the latency stays a fixed share of a
+// chunk's time, and beyond a few hundred hosts a shard is one chunk.
 size_t ChunkCount(const AllReduceOptions& o, DType dtype, Range shard, const HostLayout& L) {
   if (L.hosts < 2 || shard.count == 0) return 1;
   const size_t blocks = (shard.count + o.block - 1) / o.block;
-  const size_t by_bytes = shard.count * DTypeSize(dtype) / kChunkBytes;
+  const size_t by_bytes = shard.count * DTypeSize(dtype) / (kChunkBytes * size_t(L.hosts - 1));
   return std::max<size_t>(1, std::min({by_bytes, kMaxChunks, blocks}));
 }
 
