@@ -19,10 +19,10 @@
 //     host 0: r0 r1    host 1: r2 r3       shard 0: r0 <-> r2 (inner)   shard 1: r1 <-> r3
 //
 // The three steps run as a pipeline over chunks of each shard (at least 1 MiB of the dtype per
-// other host each, at most 32, cut on the block grid; one chunk on a single host): every step-1 and step-3
-// message is posted at the start, and the owner, chunk by chunk, waits for the chunk's
-// contributions, sums them, runs the chunk's inner AllReduce and posts the chunk's step-3
-// sends. The transport moves the posted intra-host messages while the owner waits inside the
+// other host each, at most 32, cut on the block grid; one chunk on a single host): every
+// step-1 and step-3 message is posted at the start, and the owner, chunk by chunk, waits for
+// the chunk's contributions, sums them, runs the chunk's inner AllReduce and posts the chunk's
+// step-3 sends. The transport moves the posted intra-host messages while the owner waits inside the
 // inner AllReduce, so the shared-memory passes overlap the bytes between hosts instead of
 // running before and after them. (In-place calls post a step-3 receive only once the step-1
 // send of the same bytes has completed.)
