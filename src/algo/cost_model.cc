@@ -120,12 +120,14 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
   layout.ranks_per_host = uint32_t(R);
   // Rank 0 owns shard 0 (hierarchical.cc cuts R shards on the block grid) and runs one inner
   // AllReduce per chunk of it, one after the other.
-  const Range shard = SplitBlocks(Range{0, count}, inner.block, size_t(R), 0);
-  const size_t chunks = HierarchicalChunks(layout, dtype, count, N, 0);
+  const std::vector<Range> chunks = HierarchicalChunks(layout, dtype, count, N, 0);
+  size_t shard = 0;
+  for (const Range& k : chunks) shard += k.count;
   Prediction p;
   double inter_s = 0;
-  for (size_t c = 0; c < chunks && H > 1; ++c) {
-    const Prediction q = PredictFlat(no_check, dtype, SplitBlocks(shard, inner.block, chunks, c).count, across, table);
+  for (const Range& k : chunks) {
+    if (H < 2) break;
+    const Prediction q = PredictFlat(no_check, dtype, k.count, across, table);
     p.algorithm = q.algorithm;
     p.steps += q.steps;
     p.messages += q.messages;
@@ -143,14 +145,14 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
   // Inside the host: a reduce-scatter of the contributions in the dtype, summed in f32 (rank 0
   // sends the shards it does not own) and an all-gather in the dtype (it sends its own shard to
   // the R - 1 others); R - 1 peers each, per chunk.
-  const double rs_bytes = double(count - shard.count) * DTypeSize(dtype);
-  const double ag_bytes = double(shard.count) * double(R - 1) * DTypeSize(dtype);
+  const double rs_bytes = double(count - shard) * DTypeSize(dtype);
+  const double ag_bytes = double(shard) * double(R - 1) * DTypeSize(dtype);
   p.intra_host_bytes = uint64_t(rs_bytes + ag_bytes);
   p.wire_bytes_per_rank += p.intra_host_bytes;
   p.memory_s = (rs_bytes + ag_bytes) / m.shm_bytes_per_s;
-  const double intra_s = p.memory_s + double(count - shard.count) / m.rates.add / EffectiveThreads(m);
+  const double intra_s = p.memory_s + double(count - shard) / m.rates.add / EffectiveThreads(m);
   p.steps += 2;
-  p.messages += 2 * uint64_t(R - 1) * chunks;
+  p.messages += 2 * uint64_t(R - 1) * chunks.size();
   if (inner.validate && m.check_bytes > 0) {
     p.steps += 1;
     p.messages += N - 1;
@@ -159,13 +161,13 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
     p.intra_host_bytes += uint64_t(R - 1) * m.check_bytes;
   }
   const double extra_latency = (2 + (inner.validate && m.check_bytes ? 1 : 0)) * m.alpha_s +
-                               double(2 * (R - 1) * chunks + (inner.validate && m.check_bytes ? N - 1 : 0)) *
+                               double(2 * (R - 1) * chunks.size() + (inner.validate && m.check_bytes ? N - 1 : 0)) *
                                    m.per_message_s;
   p.latency_s += extra_latency;
   // The pipeline: the intra-host passes of chunks 2..C run while the chunks before them cross
   // the hosts; the first chunk's reduce-scatter and the last one's all-gather (1/C of them)
   // are exposed.
-  const double C = double(chunks);
+  const double C = double(chunks.size());
   p.seconds = intra_s / C + std::max(inter_s, intra_s * (C - 1) / C) + extra_latency;
   return p;
 }

@@ -22,9 +22,9 @@
 // other host each, at most 32, cut on the block grid; one chunk on a single host): every
 // step-1 and step-3 message is posted at the start, and the owner, chunk by chunk, waits for
 // the chunk's contributions, sums them, runs the chunk's inner AllReduce and posts the chunk's
-// step-3 sends. The transport moves the posted intra-host messages while the owner waits inside the
-// inner AllReduce, so the shared-memory passes overlap the bytes between hosts instead of
-// running before and after them. (In-place calls post a step-3 receive only once the step-1
+// step-3 sends. The transport moves the posted intra-host messages while the owner waits
+// inside the inner AllReduce, so the shared-memory passes overlap the bytes between hosts
+// instead of running before and after them. (In-place calls post a step-3 receive only once the step-1
 // send of the same bytes has completed.)
 //
 // Every rank's result is bitwise identical: a shard's inner AllReduce gives its members the
@@ -167,9 +167,13 @@ class Ops {
 
 }  // namespace
 
-size_t HierarchicalChunks(const AllReduceOptions& o, DType dtype, size_t count, int ranks, int s) {
+std::vector<Range> HierarchicalChunks(const AllReduceOptions& o, DType dtype, size_t count, int ranks, int s) {
   const HostLayout L(ranks, int(o.ranks_per_host));
-  return ChunkCount(o, dtype, ShardRange(o, count, L, s), L);
+  const Range r = ShardRange(o, count, L, s);
+  const size_t chunks = ChunkCount(o, dtype, r, L);
+  std::vector<Range> out;
+  for (size_t c = 0; c < chunks; ++c) out.push_back(ChunkRange(o, r, chunks, c));
+  return out;
 }
 
 Status CheckHierarchical(const AllReduceOptions& o, Rotation asked, DType dtype, size_t count,
@@ -276,6 +280,7 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
   if (!st.ok()) return st;
 
   // Chunk by chunk: the host's sum, the inner AllReduce, the chunk to the host's other ranks.
+  const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, args.count, L, s);
     if (r.count == 0 || s % rh != local) continue;
@@ -290,7 +295,6 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
       if (!st.ok()) return st;
       // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l
       // (elementwise: on the codec threads, each part of the chunk on its own).
-      const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
       uint8_t* out = recv + k.begin * es;
       ForEachPart(args.pool, 1, k.count, PartCount(args.pool, k.count), [&](Range p, size_t) {
         size_t peer = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "algo/plan.h"
 #include "algo/tune_table.h"
@@ -33,9 +34,9 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
 uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t count, int rank,
                                int ranks, const TuneTable& table);
 
-/// How many chunks the pipeline cuts shard `s` of a `count`-element call over `ranks` ranks
-/// into (each chunk has its own inner AllReduce).
-size_t HierarchicalChunks(const AllReduceOptions& o, DType dtype, size_t count, int ranks, int s);
+/// The chunks the pipeline cuts shard `s` of a `count`-element call over `ranks` ranks into
+/// (each chunk has its own inner AllReduce), in order.
+std::vector<Range> HierarchicalChunks(const AllReduceOptions& o, DType dtype, size_t count, int ranks, int s);
 
 /// The checks every rank makes before any data moves (the same verdict on every rank: they
 /// look at every shard's inner plan, not only the rank's own): PlanRotation's, for a rotation
