@@ -11,6 +11,7 @@ every partial sum rounded to bf16), with the bytes per value across both phases.
 
     .venv/bin/python bench/two_level_sim.py out/activations/tp4 > bench/results/scale_formats/two_level_sim.txt
 """
+import argparse
 import glob
 import os
 import re
@@ -74,11 +75,15 @@ CONFIGS = [
 
 
 def main():
-    act_dir = sys.argv[1]
+    parser = argparse.ArgumentParser(description="two_shot int8 two-level variants on dumped operands")
+    parser.add_argument("activations", help="a folder of equarx-gemma3 eval --dump-activations files")
+    act_dir = parser.parse_args().activations
     groups = {}
     for path in sorted(glob.glob(os.path.join(act_dir, "*_rank*.npy"))):
         m = re.match(r"(.*)_rank(\d+)\.npy$", os.path.basename(path))
         groups.setdefault(m.group(1), {})[int(m.group(2))] = path
+    if not groups:
+        parser.error(f"no *_rank*.npy operands in {act_dir}")
     rng = np.random.default_rng(1)
     err = {label: 0.0 for label, *_ in CONFIGS}
     ring = 0.0
