@@ -44,10 +44,14 @@ AllGather PairGather(int fd, int rank) {
   };
 }
 
-size_t ShmEntries() {
+// Segments in /dev/shm created by process `pid` (rank 0 names its segment "equarx-<pid>-<random>").
+// Only this process's own names are counted: other tests running at the same time (ctest -j)
+// create and unlink segments of their own.
+size_t ShmEntriesOf(pid_t pid) {
+  const std::string prefix = "equarx-" + std::to_string(int(pid)) + "-";
   size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
-    n += e.path().filename().string().rfind("equarx-", 0) == 0;
+    n += e.path().filename().string().rfind(prefix, 0) == 0;
   return n;
 }
 
@@ -82,12 +86,11 @@ pid_t StartPair(std::unique_ptr<Transport>* t) {
 }
 
 TEST(ShmProcess, KilledPeerIsARemoteErrorWithinALivenessSlice) {
-  const size_t before = ShmEntries();
   std::unique_ptr<Transport> t;
   const pid_t child = StartPair(&t);
   ASSERT_GT(child, 0);
   ASSERT_TRUE(t);
-  EXPECT_EQ(ShmEntries(), before) << "the segment's name must be unlinked once set-up is over";
+  EXPECT_EQ(ShmEntriesOf(getpid()), 0u) << "the segment's name must be unlinked once set-up is over";
   int y = 0;
   Request r;
   ASSERT_TRUE(t->Irecv(1, 2, &y, sizeof y, &r).ok());
