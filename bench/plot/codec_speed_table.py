@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Markdown tables of the codec speed scripts' raw output, in two modes:
+"""Markdown tables of the codec speed scripts' raw output, in three modes:
   scales    bench/scale_speed.sh (bench/results/scale_formats/): the codec kernels by block-scale
             format on every SIMD target, in-process calls by format, 1 Gbit/s calls (B128 f32 vs
             two-level) when the netem run is there;
   rotation  bench/rotation_speed.sh (bench/results/rotation/): the kernels beside the rotation,
             in-process calls with rotation none vs hadamard, 1 Gbit/s calls when the netem run
-            is there.
+            is there;
+  fused     bench/fused_speed.sh (bench/results/fused_kernel/): the int8 kernels beside memcpy
+            on L2-resident data, each as a share of memcpy in the same run, on every SIMD
+            target, and the same of an earlier build (before/) where the run made one.
 With --splice FILE it replaces the text between <!-- generated:scale_speed:begin --> and
-<!-- generated:scale_speed:end --> (rotation: rotation_speed) in FILE.
+<!-- generated:scale_speed:end --> (rotation: rotation_speed, fused: fused_speed) in FILE.
 
-    python3 bench/plot/codec_speed_table.py scales|rotation [RESULTS_DIR] [--splice docs/performance.md]
+    python3 bench/plot/codec_speed_table.py scales|rotation|fused [RESULTS_DIR] [--splice docs/performance.md]
 """
 import glob
 import json
@@ -42,6 +45,15 @@ ROTATION_KERNELS = [
     ("RotateInverse (f32 → f32)", "BM_RotateInverse<64, F32>"),
     ("RotateInverse (f32 → bf16)", "BM_RotateInverse<64, BF16>"),
 ]
+FUSED_KERNELS = [
+    ("memcpy", "BM_Memcpy"),
+    ("Encode B64 (f32)", "BM_Int8Encode<64, F32>"),
+    ("Encode B128 (f32)", "BM_Int8Encode<128, F32>"),
+    ("DecodeAccumulateEncode B64 (f32)", "BM_Int8DecodeAccumulateEncode<64, F32>"),
+    ("DecodeAccumulateEncode B128 (f32)", "BM_Int8DecodeAccumulateEncode<128, F32>"),
+    ("DecodeAccumulateEncode B64 (bf16)", "BM_Int8DecodeAccumulateEncode<64, BF16>"),
+    ("DecodeAccumulateEncode B128 (bf16)", "BM_Int8DecodeAccumulateEncode<128, BF16>"),
+]
 TARGET_ORDER = ["AVX3", "AVX2", "SSE4"]
 
 
@@ -50,7 +62,9 @@ def option(row, key):
     return m.group(1) if m else None
 
 
-def kernels(res, table):
+def medians(res):
+    """({(target, benchmark run name): GB/s median}, the targets in TARGET_ORDER) of
+    res/codec_<TARGET>.json."""
     gbs = {}
     paths = glob.glob(os.path.join(res, "codec_*.json"))
     targets = sorted((re.search(r"codec_(\w+)\.json$", p).group(1) for p in paths),
@@ -60,6 +74,47 @@ def kernels(res, table):
             for b in json.load(f)["benchmarks"]:
                 if b.get("aggregate_name") == "median":
                     gbs[(t, b["run_name"])] = b["bytes_per_second"] / 1e9
+    return gbs, targets
+
+
+def fused_kernels(res):
+    """Per target (and per build, where res/before/ holds an earlier build's run): GB/s at
+    16 Ki / 64 Ki elements, each kernel also as a share of the same run's memcpy; then the
+    fused kernel's smallest share per target and build."""
+    runs = [("", res)]
+    if os.path.isdir(os.path.join(res, "before")):
+        runs = [("before", os.path.join(res, "before")), ("after", res)]
+    data = [(label, *medians(path)) for label, path in runs]
+    targets = data[-1][2]
+    cols = [(t, label, gbs) for t in targets for label, gbs, _ in data]
+    out = ["| kernel, 64 KiB / 256 KiB of f32 input | " +
+           " | ".join(f"{t} {label}".strip() for t, label, _ in cols) + " |",
+           "|---|" + "---:|" * len(cols)]
+    sizes = (16384, 65536)
+    def cell(gbs, t, name):
+        vals = [gbs.get((t, f"{name}/{n}")) for n in sizes]
+        mem = [gbs.get((t, f"BM_Memcpy/{n}")) for n in sizes]
+        if None in vals or None in mem:
+            return "-"
+        if name == "BM_Memcpy":
+            return " / ".join(f"{v:.1f}" for v in vals)
+        return " / ".join(f"{v:.1f} ({100 * v / m:.0f}%)" for v, m in zip(vals, mem))
+    for label, name in FUSED_KERNELS:
+        out.append(f"| {label} | " + " | ".join(cell(g, t, name) for t, _, g in cols) + " |")
+    worst = []
+    for t, label, gbs in cols:
+        shares = [gbs[(t, f"{name}/{n}")] / gbs[(t, f"BM_Memcpy/{n}")]
+                  for _, name in FUSED_KERNELS if "DecodeAccumulateEncode" in name and "F32" in name
+                  for n in sizes if (t, f"{name}/{n}") in gbs and (t, f"BM_Memcpy/{n}") in gbs]
+        if shares:
+            worst.append(f"{t} {label}".strip() + f" {100 * min(shares):.0f}%")
+    out += ["", "Smallest share of memcpy of the fused kernel with f32 local data (B64 and B128, "
+            "both sizes): " + ", ".join(worst) + "."]
+    return out
+
+
+def kernels(res, table):
+    gbs, targets = medians(res)
     head = "kernel (B = 128 unless named)" if table is SCALE_KERNELS else "kernel (B = 64)"
     out = [f"| {head} | " + " | ".join(targets) + " |",
            "|---|" + "---:|" * len(targets)]
@@ -139,6 +194,8 @@ MODES = {
         calls_text="rs+ag int8 B = 64",
         net=([("none", "none"), ("hadamard", "hadamard")], lambda r: r["rotation"], False),
         net_text="B = 128, rotation none and hadamard; the baseline is the unrotated bf16 ring"),
+    "fused": dict(dir="bench/results/fused_kernel", env="env.txt", marker="fused_speed",
+                  script="bash bench/fused_speed.sh"),
 }
 
 
@@ -156,10 +213,25 @@ def split_splice(argv):
 def main():
     args, splice = split_splice(sys.argv[1:])
     if not args or args[0] not in MODES:
-        sys.exit("usage: codec_speed_table.py scales|rotation [RESULTS_DIR] [--splice FILE]")
+        sys.exit("usage: codec_speed_table.py scales|rotation|fused [RESULTS_DIR] [--splice FILE]")
     mode = MODES[args[0]]
     res = args[1] if len(args) > 1 else mode["dir"]
     env = env_of(os.path.join(res, mode["env"]))
+    if args[0] == "fused":
+        before = (f" The `before` columns are a build of commit {env['before'][:7]}"
+                  f"{' (+ uncommitted changes)' if 'uncommitted' in env['before'] else ''}, run "
+                  "target by target just before this build's (`before/codec_<TARGET>.json`)."
+                  if "before" in env else "")
+        text = [f"Generated by `{mode['script']}` (`bench/plot/codec_speed_table.py`) on "
+                f"{env.get('date', '?')}, commit {env.get('commit', '?')[:7]}"
+                f"{' (+ uncommitted changes)' if 'uncommitted' in env.get('commit', '') else ''}, "
+                f"{env.get('machine', '?')}; dispatched target: {env.get('kernels use', '?')}; "
+                f"load {env.get('load before', '?')} before, {env.get('load after', '?')} after.",
+                "",
+                "GB/s of f32-equivalent input, single thread, medians of the run's repetitions, "
+                "each SIMD target forced in turn (`codec_<TARGET>.json`); in brackets the share of "
+                "memcpy of the same size in the same run." + before, ""] + fused_kernels(res)
+        return emit("\n".join(text), splice, mode["marker"])
     text = [f"Generated by `{mode['script']}` (`bench/plot/codec_speed_table.py`) on "
             f"{env.get('date', '?')}, commit {env.get('commit', '?')[:7]}, {env.get('machine', '?')}; "
             f"dispatched target: {env.get('kernels use', '?')}; load {env.get('load before', '?')} "

@@ -159,6 +159,63 @@ HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, internal::ScaleIo sio, 
                            scale_out, codes_out, nullptr);
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// AVX-512 (32 vector registers): two blocks of kB <= 8 vectors each, their sums in registers
+// and their two maxima reduced across lanes together (each shuffle-and-max level serves both
+// blocks, half the shuffles of two single reductions). The values, the maxima and every later
+// step are those of DaeBlockInRegisters, so the bits are too.
+HWY_INLINE void MaxLanesOfPair(VI a, VI b, uint32_t* ma, uint32_t* mb) {
+  // 128-bit lanes [a0 a1 a2 a3], [b0 b1 b2 b3] -> [a0|a2, a1|a3, b0|b2, b1|b3] (| = max) ...
+  __m512i t = _mm512_max_epi32(_mm512_shuffle_i32x4(a.raw, b.raw, 0x44),
+                               _mm512_shuffle_i32x4(a.raw, b.raw, 0xEE));
+  t = _mm512_max_epi32(t, _mm512_shuffle_i32x4(t, t, 0xB1));  // ... a's in lanes 0-1, b's in 2-3
+  t = _mm512_max_epi32(t, _mm512_shuffle_epi32(t, _MM_PERM_BADC));
+  t = _mm512_max_epi32(t, _mm512_shuffle_epi32(t, _MM_PERM_CDAB));
+  *ma = uint32_t(_mm_cvtsi128_si32(_mm512_castsi512_si128(t)));
+  *mb = uint32_t(_mm_cvtsi128_si32(_mm512_extracti32x4_epi32(t, 2)));
+}
+
+template <class F, DType T, size_t kB>
+HWY_INLINE void DaeBlockPairInRegisters(const DaeBlock& b0, const DaeBlock& b1,
+                                        internal::ScaleIo sio, uint8_t* scale_out0,
+                                        uint8_t* scale_out1, uint8_t* codes_out) {
+  if ((b0.sb | b1.sb) & 0x80000000u) {  // a flagged input block: each on its own
+    DaeBlockInRegisters<F, T, kB>(b0, sio, scale_out0, codes_out);
+    DaeBlockInRegisters<F, T, kB>(b1, sio, scale_out1, codes_out);
+    return;
+  }
+  constexpr size_t N = hn::MaxLanes(DF());
+  constexpr size_t K = kB / N;
+  const VF vs0 = hn::Set(DF(), FloatOf(b0.sb)), vs1 = hn::Set(DF(), FloatOf(b1.sb));
+  VF x0[K], x1[K];
+  VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
+  for (size_t k = 0; k < K; ++k) {
+    x0[k] = hn::Add(LoadF<T>(b0.lp, k * N), F::Decode(F::Load(b0.codes, b0.first + k * N), vs0));
+    x1[k] = hn::Add(LoadF<T>(b1.lp, k * N), F::Decode(F::Load(b1.codes, b1.first + k * N), vs1));
+    m0 = hn::Max(m0, AbsBits(x0[k]));
+    m1 = hn::Max(m1, AbsBits(x1[k]));
+  }
+  uint32_t ma, mb;
+  MaxLanesOfPair(m0, m1, &ma, &mb);
+  const BlockScale s0 = ScaleOf<F>(ma, sio), s1 = ScaleOf<F>(mb, sio);
+  auto finish = [&](const BlockScale& bs, const DaeBlock& blk, const VF* x, uint8_t* scale_out)
+                    HWY_ATTR {
+    if (bs.m < kInfBits) {
+      FinishBlock<F, false>(
+          bs, kB, [x](size_t i) HWY_ATTR { return x[i / N]; },
+          [x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, sio, scale_out,
+          codes_out, blk.first, nullptr);
+      return;
+    }
+    const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
+    internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
+                             scale_out, codes_out, nullptr);
+  };
+  finish(s0, b0, x0, scale_out0);
+  finish(s1, b1, x1, scale_out1);
+}
+#endif
+
 template <class F, DType T, size_t kB, bool kOpt>
 void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, internal::ScaleIo sio,
                              const void* local, uint8_t* wire_out, const Opt* o) {
@@ -176,7 +233,13 @@ void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, interna
   constexpr bool kInRegisters = !kOpt && kB != 0 && kB % (2 * hn::MaxLanes(DF())) == 0 &&
                                 kB <= 8 * hn::MaxLanes(DF());
   if constexpr (kInRegisters) {
-    for (size_t b = 0; b < full; ++b)
+    size_t b = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    for (; b + 2 <= full; b += 2)  // two at a time: B = 64 and 128 on AVX-512
+      DaeBlockPairInRegisters<F, T, kB>(block(b), block(b + 1), sio, wire_out + sbytes * b,
+                                        wire_out + sbytes * (b + 1), codes_out);
+#endif
+    for (; b < full; ++b)
       DaeBlockInRegisters<F, T, kB>(block(b), sio, wire_out + sbytes * b, codes_out);
   } else if (full > 0) {
     DaeBlock cur_blk = block(0);

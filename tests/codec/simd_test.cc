@@ -71,7 +71,8 @@ TEST_P(PerTarget, Int8KernelsMatchReference) {
   std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 31 + 1));
   std::uniform_int_distribution<size_t> bpick(0, std::size(kBlocks) - 1);
   for (int round = 0; round < 3; ++round) {
-    const uint32_t B = round == 0 ? 64 : kBlocks[bpick(rng)];
+    // The two block sizes with their own kernels (64, 128), then a random one.
+    const uint32_t B = round == 0 ? 64 : round == 1 ? 128 : kBlocks[bpick(rng)];
     const WireSpec spec{Format::kInt8Block, B};
     for (size_t n : Sizes(B)) {
       for (DType t : kDTypes) {
@@ -97,11 +98,10 @@ TEST_P(PerTarget, Int8KernelsMatchReference) {
 }
 
 // Random codes and random scales (every third block flagged; with zero_scales every fifth
-// scale 0) in a wire of n values of `format`, blocks of 64: the decoding kernels against the
+// scale 0) in a wire of n values of `format`, blocks of B: the decoding kernels against the
 // reference.
 void ExpectArbitraryWireDecodesAsReference(Format format, size_t n, bool zero_scales,
-                                           std::mt19937& rng) {
-  const uint32_t B = 64;
+                                           std::mt19937& rng, uint32_t B = 64) {
   const WireSpec spec{format, B};
   std::vector<uint8_t> w(WireBytes(spec, n));
   for (uint8_t& b : w) b = uint8_t(rng());
@@ -114,7 +114,7 @@ void ExpectArbitraryWireDecodesAsReference(Format format, size_t n, bool zero_sc
   }
   std::vector<float> local(n);
   for (float& v : local) v = ud(rng);
-  SCOPED_TRACE(FormatName(format));
+  SCOPED_TRACE(std::string(FormatName(format)) + " B=" + std::to_string(B));
   ASSERT_NO_FATAL_FAILURE(ExpectDecodeMatchesReference(spec, w.data(), n, DType::kFloat32, local.data()));
   ASSERT_NO_FATAL_FAILURE(ExpectDecodeAccumulateEncodeMatchesReference(spec, w.data(), n, DType::kFloat32,
                                                                        local.data(), false));
@@ -122,8 +122,11 @@ void ExpectArbitraryWireDecodesAsReference(Format format, size_t n, bool zero_sc
 
 TEST_P(PerTarget, Int8DecodeOfArbitraryWireMatchesReference) {
   // Random codes (including -128 in unflagged blocks) and random scales, flagged or not.
+  // B = 64 and 128: the fused kernel's paired blocks (AVX-512) with one or both flagged.
   std::mt19937 rng(uint32_t(GetParam() + 99));
-  ExpectArbitraryWireDecodesAsReference(Format::kInt8Block, 64 * 40 + 13, false, rng);
+  for (uint32_t B : {64u, 128u})
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectArbitraryWireDecodesAsReference(Format::kInt8Block, B * 41 + 13, false, rng, B));
 }
 
 // Every block format (int4, e4m3, e5m2; int8 and int4 also with stochastic rounding) and the

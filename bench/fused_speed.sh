@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench/fused_speed.sh — the issue target "fused DecodeAccumulateEncode >= 50% of single-core
+# memcpy on L2-resident data, on every dispatched SIMD target": the int8 kernels (Encode,
+# DecodeAccumulateEncode with f32 and bf16 local data, B = 64 and 128) beside memcpy at 16 Ki
+# and 64 Ki elements (64 KiB and 256 KiB of f32), forced to each SIMD target the CPU has (but
+# SCALAR and SSSE3), medians of --reps repetitions, into bench/results/fused_kernel/.
+# With --before DIR (a release build of an earlier revision, e.g. a git worktree's build
+# directory) the same benchmarks of that build run too, target by target, alternating with
+# this build's, into bench/results/fused_kernel/before/. The table
+# (bench/plot/codec_speed_table.py fused) is spliced into docs/performance.md.
+#
+#   bash bench/fused_speed.sh [--reps 9] [--before DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=9
+BEFORE=
+source bench/options_lib.sh
+bench_options "bench/fused_speed.sh [--reps N] [--before BUILD_DIR]" --reps=REPS --before=BEFORE -- "$@"
+source bench/codec_speed_lib.sh
+RES=bench/results/fused_kernel
+FILTER='(Memcpy|Int8Encode<(64|128), F32>|Int8DecodeAccumulateEncode<(64|128), (F32|BF16)>)/(16384|65536)$'
+if [[ -n $BEFORE && ! -x $BEFORE/bench/codec/equarx_codec_bench ]]; then
+  echo "fused_speed.sh: $BEFORE/bench/codec/equarx_codec_bench not found (build it first)" >&2
+  exit 2
+fi
+mkdir -p "$RES"
+rm -rf "$RES/before"
+rm -f "$RES"/codec_*.json
+speed_env "$RES/env.txt"
+if [[ -n $BEFORE ]]; then
+  mkdir -p "$RES/before"
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BEFORE/CMakeCache.txt")
+  echo "before: $(git -C "$src" rev-parse HEAD)$(git -C "$src" diff --quiet HEAD -- src include bench/codec || echo ' (+ uncommitted changes)')" >>"$RES/env.txt"
+fi
+run() {  # run BUILD_DIR TARGET OUT_JSON
+  GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
+    "$1/bench/codec/equarx_codec_bench" --simd_target="$2" --benchmark_filter="$FILTER" \
+    --benchmark_repetitions="$REPS" --benchmark_report_aggregates_only=true \
+    --benchmark_format=json >"$3"
+}
+for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
+  [[ $target == SCALAR || $target == SSSE3 ]] && continue
+  if [[ -n $BEFORE ]]; then
+    echo "== $target, before" >&2
+    run "$BEFORE" "$target" "$RES/before/codec_${target}.json"
+  fi
+  echo "== $target" >&2
+  run "$B" "$target" "$RES/codec_${target}.json"
+done
+load_after "$RES/env.txt"
+/usr/bin/python3 bench/plot/codec_speed_table.py fused "$RES" --splice docs/performance.md
