@@ -24,8 +24,8 @@
 // the chunk's contributions, sums them, runs the chunk's inner AllReduce and posts the chunk's
 // step-3 sends. The transport moves the posted intra-host messages while the owner waits
 // inside the inner AllReduce, so the shared-memory passes overlap the bytes between hosts
-// instead of running before and after them. (In-place calls post a step-3 receive only once the step-1
-// send of the same bytes has completed.)
+// instead of running before and after them. (In-place calls post a step-3 receive only once
+// the step-1 send of the same bytes has completed.)
 //
 // Every rank's result is bitwise identical: a shard's inner AllReduce gives its members the
 // same bytes, and step 3 copies them. Error: the host sums are f32 sums of R_h values (one

@@ -126,6 +126,27 @@ HWY_INLINE void DaeStage2(const BlockScale& bs, const DaeBlock& blk, size_t len,
       [tile](size_t j) { return tile[j]; }, sio, scale_out, codes_out, blk.first, o);
 }
 
+// A block through the scalar reference (flagged input, or NaN/Inf among its sums).
+template <class F, DType T, size_t kB>
+HWY_INLINE void DaeReference(const DaeBlock& blk, internal::ScaleIo sio, uint8_t* scale_out,
+                             uint8_t* codes_out) {
+  const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
+  internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
+                           scale_out, codes_out, nullptr);
+}
+
+// Quantizes an unflagged block whose kB sums are the vectors x, with scale bs.
+template <class F, DType T, size_t kB>
+HWY_INLINE void DaeFinishInRegisters(const BlockScale& bs, const DaeBlock& blk, const VF* x,
+                                     internal::ScaleIo sio, uint8_t* scale_out, uint8_t* codes_out) {
+  constexpr size_t N = hn::MaxLanes(DF());
+  if (bs.m >= kInfBits) return DaeReference<F, T, kB>(blk, sio, scale_out, codes_out);
+  FinishBlock<F, false>(
+      bs, kB, [x](size_t i) HWY_ATTR { return x[i / N]; },
+      [x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, sio, scale_out,
+      codes_out, blk.first, nullptr);
+}
+
 // A whole block of kB <= 8 vectors with its sums kept in registers (no tile, no pipelining in
 // the code: the out-of-order core overlaps one block's reduction and divisions with the next
 // block's loads). Plain nearest-even path only.
@@ -134,32 +155,22 @@ HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, internal::ScaleIo sio, 
                                     uint8_t* codes_out) {
   constexpr size_t N = hn::MaxLanes(DF());
   constexpr size_t K = kB / N;
-  if (!(blk.sb & 0x80000000u)) {
-    const VF vs = hn::Set(DF(), FloatOf(blk.sb));
-    VF x[K];
-    VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
-    for (size_t k = 0; k < K; k += 2) {
-      x[k] = hn::Add(LoadF<T>(blk.lp, k * N), F::Decode(F::Load(blk.codes, blk.first + k * N), vs));
-      x[k + 1] = hn::Add(LoadF<T>(blk.lp, (k + 1) * N),
-                         F::Decode(F::Load(blk.codes, blk.first + (k + 1) * N), vs));
-      m0 = hn::Max(m0, AbsBits(x[k]));
-      m1 = hn::Max(m1, AbsBits(x[k + 1]));
-    }
-    const BlockScale bs = ScaleOf<F>(MaxLane(hn::Max(m0, m1)), sio);
-    if (bs.m < kInfBits) {
-      FinishBlock<F, false>(
-          bs, kB, [&x](size_t i) HWY_ATTR { return x[i / N]; },
-          [&x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, sio, scale_out,
-          codes_out, blk.first, nullptr);
-      return;
-    }
+  if (blk.sb & 0x80000000u) return DaeReference<F, T, kB>(blk, sio, scale_out, codes_out);
+  const VF vs = hn::Set(DF(), FloatOf(blk.sb));
+  VF x[K];
+  VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
+  for (size_t k = 0; k < K; k += 2) {
+    x[k] = hn::Add(LoadF<T>(blk.lp, k * N), F::Decode(F::Load(blk.codes, blk.first + k * N), vs));
+    x[k + 1] = hn::Add(LoadF<T>(blk.lp, (k + 1) * N),
+                       F::Decode(F::Load(blk.codes, blk.first + (k + 1) * N), vs));
+    m0 = hn::Max(m0, AbsBits(x[k]));
+    m1 = hn::Max(m1, AbsBits(x[k + 1]));
   }
-  const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
-  internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
-                           scale_out, codes_out, nullptr);
+  DaeFinishInRegisters<F, T, kB>(ScaleOf<F>(MaxLane(hn::Max(m0, m1)), sio), blk, x, sio,
+                                 scale_out, codes_out);
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if EQUARX_AVX512
 // AVX-512 (32 vector registers): two blocks of kB <= 8 vectors each, their sums in registers
 // and their two maxima reduced across lanes together (each shuffle-and-max level serves both
 // blocks, half the shuffles of two single reductions). The values, the maxima and every later
@@ -197,22 +208,8 @@ HWY_INLINE void DaeBlockPairInRegisters(const DaeBlock& b0, const DaeBlock& b1,
   }
   uint32_t ma, mb;
   MaxLanesOfPair(m0, m1, &ma, &mb);
-  const BlockScale s0 = ScaleOf<F>(ma, sio), s1 = ScaleOf<F>(mb, sio);
-  auto finish = [&](const BlockScale& bs, const DaeBlock& blk, const VF* x, uint8_t* scale_out)
-                    HWY_ATTR {
-    if (bs.m < kInfBits) {
-      FinishBlock<F, false>(
-          bs, kB, [x](size_t i) HWY_ATTR { return x[i / N]; },
-          [x](size_t j) HWY_ATTR { return hn::ExtractLane(x[j / N], j % N); }, sio, scale_out,
-          codes_out, blk.first, nullptr);
-      return;
-    }
-    const SumCtx ctx{F::kFormat, T, blk.lp, blk.sb, blk.codes, blk.first};
-    internal::RefEncodeBlock(F::kFormat, sio, &GetSum, &ctx, kB, internal::Rounding{}, blk.first,
-                             scale_out, codes_out, nullptr);
-  };
-  finish(s0, b0, x0, scale_out0);
-  finish(s1, b1, x1, scale_out1);
+  DaeFinishInRegisters<F, T, kB>(ScaleOf<F>(ma, sio), b0, x0, sio, scale_out0, codes_out);
+  DaeFinishInRegisters<F, T, kB>(ScaleOf<F>(mb, sio), b1, x1, sio, scale_out1, codes_out);
 }
 #endif
 
@@ -234,7 +231,7 @@ void DecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B, interna
                                 kB <= 8 * hn::MaxLanes(DF());
   if constexpr (kInRegisters) {
     size_t b = 0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if EQUARX_AVX512
     for (; b + 2 <= full; b += 2)  // two at a time: B = 64 and 128 on AVX-512
       DaeBlockPairInRegisters<F, T, kB>(block(b), block(b + 1), sio, wire_out + sbytes * b,
                                         wire_out + sbytes * (b + 1), codes_out);

@@ -55,6 +55,15 @@ using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 using VU = hn::Vec<DU>;
 
+// EQUARX_AVX512: the AVX-512 targets (AVX3 and the later ones Highway orders before it), for
+// the few kernels written with x86 intrinsics; redefined for each target a unit is compiled for.
+#undef EQUARX_AVX512
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define EQUARX_AVX512 1
+#else
+#define EQUARX_AVX512 0
+#endif
+
 constexpr size_t kTile = 4096;  // floats of the DecodeAccumulateEncode tile (two halves)
 constexpr uint32_t kInfBits = 0x7F800000u;
 constexpr uint32_t kCanonicalNaN = 0x7FC00000u;

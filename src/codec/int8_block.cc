@@ -26,19 +26,10 @@ namespace equarx::codec {
 namespace HWY_NAMESPACE {
 namespace {
 
-// The AVX-512 targets (AVX3 and the later ones Highway orders before it); redefined for each
-// target this unit is compiled for.
-#undef EQUARX_INT8_AVX512
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-#define EQUARX_INT8_AVX512 1
-#else
-#define EQUARX_INT8_AVX512 0
-#endif
-
 // roundeven(y) for |y| < 2^31: on x86 one cvtps2dq, which rounds by MXCSR (round to nearest
 // even: the default mode the whole codec assumes); elsewhere the magic add.
 HWY_INLINE VI RoundEvenFast(VF y) {
-#if EQUARX_INT8_AVX512
+#if EQUARX_AVX512
   return VI{_mm512_cvtps_epi32(y.raw)};
 #elif HWY_TARGET == HWY_AVX2
   return VI{_mm256_cvtps_epi32(y.raw)};
@@ -74,7 +65,7 @@ struct Int8Fmt : internal::RowConstants<Format::kInt8Block> {
                                        size_t first, size_t* pi) {
     const size_t N = hn::Lanes(DF());
     size_t i = *pi;
-#if EQUARX_INT8_AVX512 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4
+#if EQUARX_AVX512 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4
     int8_t* out = reinterpret_cast<int8_t*>(codes) + first;
 #endif
     for (; i + 4 * N <= len; i += 4 * N) {
@@ -82,7 +73,7 @@ struct Int8Fmt : internal::RowConstants<Format::kInt8Block> {
       const VI q1 = RoundEvenFast(hn::Mul(load(i + N), vinv));
       const VI q2 = RoundEvenFast(hn::Mul(load(i + 2 * N), vinv));
       const VI q3 = RoundEvenFast(hn::Mul(load(i + 3 * N), vinv));
-#if EQUARX_INT8_AVX512
+#if EQUARX_AVX512
       // Per 128-bit lane k the packs leave q0[4k..4k+3] q1[4k..] q2[4k..] q3[4k..], i.e.
       // dword 4k + v holds vector v's k-th group of four; one dword permute restores the order.
       const __m512i p01 = _mm512_packs_epi32(q0.raw, q1.raw);
