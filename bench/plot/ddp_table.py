@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from codec_speed_table import emit, env_of, split_splice  # noqa: E402
+from codec_speed_table import emit, env_of, split_option, split_splice  # noqa: E402
 
 BASE = "gloo f32"
 
@@ -28,13 +28,7 @@ def time_to(evals, target):
 
 def main():
     args, splice = split_splice(sys.argv[1:])
-    png = None
-    if "--png" in args:
-        i = args.index("--png")
-        if i + 1 >= len(args):
-            sys.exit("--png needs a file")
-        png = args[i + 1]
-        args = args[:i] + args[i + 2:]
+    args, png = split_option(args, "--png", "a file")
     if len(args) != 1 or args[0].startswith("-"):
         sys.exit("usage: ddp_table.py RESULTS_DIR [--png FILE] [--splice FILE]")
     res = args[0]
