@@ -1,12 +1,16 @@
-# bench/codec_speed_lib.sh — sourced by bench/rotation_speed.sh, bench/scale_speed.sh and
-# bench/threads_speed.sh: the run's environment file and the codec kernels on every SIMD target
-# the CPU has.
+# bench/codec_speed_lib.sh — sourced by bench/rotation_speed.sh, bench/scale_speed.sh,
+# bench/threads_speed.sh and bench/fused_speed.sh: the run's environment file and the codec
+# kernels on every SIMD target the CPU has.
 #
 #   speed_env FILE                  commit, machine, load and SIMD targets into FILE
 #   codec_kernels DIR FILTER [ARGS] equarx_codec_bench --benchmark_filter=FILTER, forced to each
 #                                   target but SCALAR and SSSE3, medians of 5 (ARGS: more flags
 #                                   of the benchmark, e.g. more repetitions), into
 #                                   DIR/codec_<TARGET>.json (older codec_*.json removed)
+#   codec_targets                   the SIMD targets the CPU has, but SCALAR and SSSE3
+#   codec_bench BUILD TARGET FILTER OUT [ARGS]
+#                                   BUILD's equarx_codec_bench forced to TARGET, medians of 5
+#                                   (ARGS: more flags, later ones winning), JSON into OUT
 #   load_after FILE                 appends the load average to FILE
 #   env_and_kernels DIR ENV FILTER  mkdir -p DIR, speed_env DIR/ENV, codec_kernels DIR FILTER
 B=build/release
@@ -21,16 +25,26 @@ speed_env() {
   } >"$1"
 }
 
+codec_targets() {
+  local target
+  for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
+    [[ $target == SCALAR || $target == SSSE3 ]] || echo "$target"
+  done
+}
+
+codec_bench() {
+  GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
+    "$1/bench/codec/equarx_codec_bench" --simd_target="$2" --benchmark_filter="$3" \
+    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
+    ${5:-} >"$4"
+}
+
 codec_kernels() {
   local target
   rm -f "$1"/codec_*.json  # a target this CPU lacks must not keep an older run's file
-  for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
-    [[ $target == SCALAR || $target == SSSE3 ]] && continue
+  for target in $(codec_targets); do
     echo "== codec kernels, $target" >&2
-    GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
-      "$B/bench/codec/equarx_codec_bench" --simd_target="$target" --benchmark_filter="$2" \
-      --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_format=json \
-      ${3:-} >"$1/codec_${target}.json"
+    codec_bench "$B" "$target" "$2" "$1/codec_${target}.json" "${3:-}"
   done
 }
 

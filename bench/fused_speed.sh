@@ -32,20 +32,13 @@ if [[ -n $BEFORE ]]; then
   src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BEFORE/CMakeCache.txt")
   echo "before: $(git -C "$src" rev-parse HEAD)$(git -C "$src" diff --quiet HEAD -- src include bench/codec || echo ' (+ uncommitted changes)')" >>"$RES/env.txt"
 fi
-run() {  # run BUILD_DIR TARGET OUT_JSON
-  GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=100000000 \
-    "$1/bench/codec/equarx_codec_bench" --simd_target="$2" --benchmark_filter="$FILTER" \
-    --benchmark_repetitions="$REPS" --benchmark_report_aggregates_only=true \
-    --benchmark_format=json >"$3"
-}
-for target in $("$B/tools/info/equarx-info" | sed -n 2p | cut -d: -f2); do
-  [[ $target == SCALAR || $target == SSSE3 ]] && continue
+for target in $(codec_targets); do
   if [[ -n $BEFORE ]]; then
     echo "== $target, before" >&2
-    run "$BEFORE" "$target" "$RES/before/codec_${target}.json"
+    codec_bench "$BEFORE" "$target" "$FILTER" "$RES/before/codec_${target}.json" --benchmark_repetitions="$REPS"
   fi
   echo "== $target" >&2
-  run "$B" "$target" "$RES/codec_${target}.json"
+  codec_bench "$B" "$target" "$FILTER" "$RES/codec_${target}.json" --benchmark_repetitions="$REPS"
 done
 load_after "$RES/env.txt"
 /usr/bin/python3 bench/plot/codec_speed_table.py fused "$RES" --splice docs/performance.md
