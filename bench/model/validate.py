@@ -8,12 +8,16 @@ where a run has none), the tbf burst of bench/netem/run.sh (2 ms of the rate), a
 rates measured on this machine (equarx-model --calibrate). The machine the rows were measured
 on ran all H emulated hosts on its 2 cores: cores per host = 2 / H.
 
-Three constants are fitted on the calibration set (H = 4, bf16: the ring and full at 1 Gbit/s,
-the ring on the unshaped link): alpha (per schedule step), the time per message and the network
+The rows come from two rounds: the original runs (the first benchmark round of 2026-12-03, then
+the rotation and hierarchical runs; most on builds with uncommitted changes, all under a load
+of 1.2-6.8 from other builds and tests) and bench/model_rerun.sh's rerun of every one of their
+configurations on a quiet machine and a committed build (datasets "rerun_*"). Three constants
+are fitted on the calibration set (the rerun's H = 4, bf16: the ring and full at 1 Gbit/s, the
+ring on the unshaped link): alpha (per schedule step), the time per message and the network
 stack's CPU per byte. Every other row is held out. auto rows are left out (they repeat another
 algorithm's row; which one depends on that build's tune table), counted in the summary. The
-summary also gives how far two measurements of the same configuration in different runs are
-apart, the data's own repeatability.
+summary gives the errors over all rows and per round, and how far two measurements of the same
+configuration in different runs are apart, the data's own repeatability.
 
   bench/model/validate.py --model build/release/tools/model/equarx-model --out DIR
 writes DIR/validation.csv (one row per point), DIR/summary.txt and DIR/ranks_per_host.md (the
@@ -40,7 +44,21 @@ DATASETS = [
     # between): hierarchical beside the flat schedules over the same ranks.
     ("hier_h2x2", "hier_h2x2/rows.csv", "hier_h2x2/env.txt"),
     ("hier_h4x2", "hier_h4x2/rows.csv", "hier_h4x2/env.txt"),
+] + [  # the same configurations measured again on a quiet machine (bench/model_rerun.sh)
+    ("rerun_" + n, "model_rerun/%s/rows.csv" % n, "model_rerun/%s/env.txt" % n)
+    for n in ("sweep_h4", "sweep_h8", "formats", "auto", "rotation", "hier_h2x2", "hier_h4x2")
 ]
+# The first benchmark round (2026-12-03: builds with uncommitted changes, a load of 1.2-6.8 on
+# the 2 cores from other builds and tests), the runs after it (rotation, hierarchical) and the
+# rerun of all of them (bench/model_rerun.sh: a committed build, nothing else running).
+FIRST_ROUND = {"sweep_h4", "sweep_h8", "formats", "auto"}
+
+
+def round_of(dataset):
+    if dataset.startswith("rerun_"):
+        return "rerun"
+    return "first" if dataset in FIRST_ROUND else "later"
+
 OURS = {"ring", "full", "full_bidir", "semi", "two_shot", "hierarchical"}
 CORES = 2  # the measuring machine's cores, shared by all emulated hosts
 
@@ -72,6 +90,16 @@ def options_of(row):
         return "algorithm=ring,rotation=none"
     return "algorithm=%s,phases=%s,codec=%s,block=%s,rotation=none" % (
         algo, row["phases"], row["codec"], row["block"])
+
+
+def config_key(p):
+    """What makes two rows the same measurement: the topology, link, dtype, size and the
+    schedule's options that change its time (not the recorded defaults of options it ignores)."""
+    o = dict(kv.split("=", 1) for kv in p["options"].split(","))
+    sched = (o["algorithm"],) if o["algorithm"] == "ring" else tuple(
+        o.get(k, d) for k, d in (("algorithm", ""), ("phases", ""), ("codec", ""), ("block", ""),
+                                 ("rotation", "none"), ("scale", "f32"), ("inner", "auto")))
+    return (p["hosts"], p["rph"], p["rate"], p["dtype"], p["size"]) + sched
 
 
 def calibrate_cached(model, cache, codec, block, dtype):
@@ -137,7 +165,7 @@ def main():
                 # A run without its own link check (the formats run): the nominal rate.
                 key = (hosts, row["rate"])
                 gbit = rates[key] if key in rates else nominal_gbit(row["rate"])
-                points.append(dict(dataset=name, hosts=hosts, rph=rph, rate=row["rate"],
+                points.append(dict(dataset=name, round=round_of(name), hosts=hosts, rph=rph, rate=row["rate"],
                                    gbit=gbit, dtype=row["dtype"],
                                    algo=row["algo"], phases=row["phases"], codec=row["codec"],
                                    block=row["block"], size=int(row["size_bytes"]),
@@ -153,7 +181,7 @@ def main():
     # Fit alpha (per step), the time of one message and the stack's CPU per byte on the
     # calibration set: least squares of the relative error over a grid.
     def in_calibration(p):
-        return (p["dataset"] == "sweep_h4" and p["dtype"] == "bf16" and p["phases"] in ("-", "rs+ag")
+        return (p["dataset"] == "rerun_sweep_h4" and p["dtype"] == "bf16" and p["phases"] in ("-", "rs+ag")
                 and ((p["rate"] == "1gbit" and p["algo"] in ("ring", "full")) or
                      (p["rate"] == "none" and p["algo"] == "ring")))
     calib = [p for p in points if in_calibration(p)]
@@ -194,8 +222,8 @@ def main():
             label, len(e), statistics.median(e), sorted(e)[int(0.9 * (len(e) - 1))], max(e))
 
     held = [p for p in points if p["set"] == "held-out"]
-    lines = ["fitted on %d calibration points (H = 4, bf16: ring and full at 1 Gbit/s, ring on the "
-             "unshaped link): alpha %.1f us per step, %.1f us per message, network stack %.1f ns per "
+    lines = ["fitted on %d calibration points (the rerun's H = 4, bf16: ring and full at 1 Gbit/s, "
+             "ring on the unshaped link): alpha %.1f us per step, %.1f us per message, network stack %.1f ns per "
              "byte" % (len(calib), alpha, per_message, stack),
              "codec rates (G elements/s, one thread, %s): %s" % (
                  next(iter(cache.values()))["target"],
@@ -205,22 +233,34 @@ def main():
              summary(points, "all points"), summary(held, "held-out points"),
              summary([p for p in held if p["size"] >= (1 << 20)], "held-out, >= 1 MiB"),
              summary([p for p in held if p["size"] < (1 << 20)], "held-out, < 1 MiB")]
+    for rnd in ("first", "later", "rerun"):
+        sel = [p for p in points if p["round"] == rnd]
+        lines.append(summary(sel, "all points, round = %s" % rnd))
+        if rnd == "rerun":
+            lines.append(summary([p for p in sel if p["size"] >= (1 << 20)], "all points, rerun, >= 1 MiB"))
+            lines.append(summary([p for p in sel if p["size"] < (1 << 20)], "all points, rerun, < 1 MiB"))
     for key in ("dataset", "algo", "rate", "hosts", "rph"):
         for v in sorted({str(p[key]) for p in held}):
             lines.append(summary([p for p in held if str(p[key]) == v], "held-out, %s = %s" % (key, v)))
-    # Repeatability of the measurements themselves: the same configuration (hosts, rate, dtype,
-    # options, size) measured in two runs (the auto run repeats the sweep's bf16 rows).
-    seen, rep = {}, []
+    # Repeatability of the measurements themselves: the same configuration (hosts, ranks per
+    # host, rate, dtype, schedule, size) measured in two runs: within the first round (its auto
+    # run repeats the sweep's bf16 rows), between the first round and the rerun, and within the
+    # rerun.
+    by_key = {}
     for p in points:
-        key = (p["hosts"], p["rph"], p["rate"], p["dtype"], p["options"], p["size"])
-        if key in seen and seen[key]["dataset"] != p["dataset"]:
-            x, y = seen[key]["measured_us"], p["measured_us"]
-            rep.append(100.0 * abs(x - y) / min(x, y))
-        seen.setdefault(key, p)
-    if rep:
-        lines.append("repeatability: %d configurations measured in two runs differ by median %.1f%%, "
-                     "p90 %.1f%%, worst %.1f%% (the slower over the faster)" % (
-                         len(rep), statistics.median(rep), sorted(rep)[int(0.9 * (len(rep) - 1))], max(rep)))
+        by_key.setdefault(config_key(p), []).append(p)
+    rep = {}
+    for group in by_key.values():
+        for i, x in enumerate(group):
+            for y in group[i + 1:]:
+                if x["dataset"] != y["dataset"]:
+                    pair = " vs ".join(sorted((x["round"], y["round"])))
+                    u, v = x["measured_us"], y["measured_us"]
+                    rep.setdefault(pair, []).append(100.0 * abs(u - v) / min(u, v))
+    for pair, r in sorted(rep.items()):
+        lines.append("repeatability, %s: %d configurations measured in two runs differ by median "
+                     "%.1f%%, p90 %.1f%%, worst %.1f%% (the slower over the faster)" % (
+                         pair, len(r), statistics.median(r), sorted(r)[int(0.9 * (len(r) - 1))], max(r)))
     # Wire bytes: the rows record what rank 0 handed to its transport. Rows from builds whose
     # argument-check descriptor had another size differ by (N - 1) times that difference.
     exact = [p for p in points if p["measured_wire"] == p["predicted_wire"]]
@@ -230,12 +270,13 @@ def main():
                  "(hosts, measured - model)" % (len(exact), len(points), diffs))
     text = "\n".join(lines) + "\n"
     # Every point with several ranks per host, as a table (docs/scale.md).
-    table = ["| hosts x ranks | algorithm | size | measured | model | error | wire bytes (rank 0) = model's |",
-             "|---|---|---:|---:|---:|---:|---|"]
+    table = ["| run | hosts x ranks | algorithm | size | measured | model | error | wire bytes (rank 0) = model's |",
+             "|---|---|---|---:|---:|---:|---:|---|"]
     for p in sorted((p for p in points if p["rph"] > 1),
-                    key=lambda p: (p["hosts"], p["size"], p["algo"], p["measured_us"])):
-        table.append("| %d x %d | %s | %d MiB | %.1f ms | %.1f ms | %+.1f%% | %s |" % (
-            p["hosts"], p["rph"], p["algo"] + ("" if p["phases"] == "-" else " " + p["phases"]),
+                    key=lambda p: (p["round"] != "later", p["hosts"], p["size"], p["algo"], p["measured_us"])):
+        table.append("| %s | %d x %d | %s | %d MiB | %.1f ms | %.1f ms | %+.1f%% | %s |" % (
+            "rerun" if p["round"] == "rerun" else "original", p["hosts"], p["rph"],
+            p["algo"] + ("" if p["phases"] == "-" else " " + p["phases"]),
             p["size"] >> 20, p["measured_us"] / 1e3, p["predicted_us"] / 1e3, p["err_pct"],
             "yes" if p["measured_wire"] == p["predicted_wire"] else
             "%+d (descriptor)" % (p["measured_wire"] - p["predicted_wire"])))
