@@ -11,10 +11,19 @@ def run_model(model, args):
     return subprocess.run([model] + args, check=True, capture_output=True, text=True).stdout
 
 
-def calibrate(model, extra=()):
-    """The codec rates equarx-model --calibrate measures on this machine (G elements/s per
-    thread, as text) and the SIMD target: {dae, decode, add, rotate, target}."""
-    text = run_model(model, ["--calibrate", "--hosts", "2", "-b", "64K", "-e", "64K"] + list(extra))
+def calibration_elements(size_bytes, dtype):
+    """The buffer size at which to measure the codec for a message of size_bytes: the message's
+    own element count, within what equarx-model --calibrate-elements takes (16 Ki .. 16 Mi
+    here: past 16 Mi elements, 32-64 MiB, every cache is long exceeded)."""
+    return min(max(size_bytes // (4 if dtype == "f32" else 2), 1 << 14), 1 << 24)
+
+
+def calibrate(model, extra=(), elements=1 << 20):
+    """The codec rates equarx-model --calibrate measures on this machine on buffers of
+    `elements` elements (G elements/s per thread, as text) and the SIMD target:
+    {dae, decode, add, rotate, target}."""
+    text = run_model(model, ["--calibrate", "--calibrate-elements", str(elements), "--hosts", "2",
+                             "-b", "64K", "-e", "64K"] + list(extra))
     m = re.search(r"dae ([\d.]+) decode ([\d.]+) add ([\d.]+) rotate ([\d.]+) \(measured, (\w+)\)", text)
     return dict(zip(("dae", "decode", "add", "rotate", "target"), m.groups()))
 

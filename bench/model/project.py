@@ -3,7 +3,8 @@
 
 8 ranks per host, links of 25, 100 and 400 Gbit/s, bf16 messages of 256 KiB ... 1 GiB, the
 library's defaults for the quantized schedules (int8, block 64, the default rotation), the
-codec rates measured on this machine (--calibrate), one codec thread per rank and 4 (option
+codec rates measured on this machine (--calibrate, at each message's element count up to 16 Mi:
+large messages run the codec at the memory's pace), one codec thread per rank and 4 (option
 `threads`; the model divides the codec's time by the threads, an ideal scaling). The network constants are assumptions for a datacenter TCP
 network, written in the output: they are not measured here.
 
@@ -13,12 +14,12 @@ writes DIR/projections.csv (every prediction) and DIR/projections.md (the tables
 import csv
 import os
 
-from modelcli import calibrate, parse_args, rate_args, run_model
+from modelcli import calibrate, calibration_elements, parse_args, rate_args, run_model
 
 RANKS = [64, 512, 4096]
 PER_HOST = 8
 LINKS = [25, 100, 400]
-SIZES = "-b 256K -e 1G -f 4".split()
+SIZES = [(256 << 10) << (2 * i) for i in range(7)]  # 256 KiB ... 1 GiB, x4
 ASSUMED = dict(alpha_us=20, per_message_us=2, stack_ns_per_byte=0.5, shm_gbs=10, cores_per_host=64)
 # (label, algorithm flags, hierarchical?)
 SCHEDULES = [
@@ -48,9 +49,13 @@ def cell(rows, threads, link, ranks, size):
 
 def main():
     a = parse_args(__doc__)
-    measured = calibrate(a.model)
-    target = measured.pop("target")
-    rates = measured
+    by_elements = {}
+    for size in SIZES:
+        e = calibration_elements(size, "bf16")
+        if e not in by_elements:
+            by_elements[e] = calibrate(a.model, elements=e)
+    target = next(iter(by_elements.values()))["target"]
+    rates = {size: by_elements[calibration_elements(size, "bf16")] for size in SIZES}
 
     rows = []
     for threads in (1, 4):
@@ -63,15 +68,17 @@ def main():
                         "--stack-ns-per-byte", str(ASSUMED["stack_ns_per_byte"]),
                         "--shm-gbs", str(ASSUMED["shm_gbs"]),
                         "--cores-per-host", str(ASSUMED["cores_per_host"]), "--threads", str(threads)
-                        ] + rate_args(rates) + SIZES + flags
+                        ] + flags
                 if hier:
                     args.append("--hierarchical")
-                for r in csv.DictReader(run_model(a.model, args).splitlines()):
-                    if (r["schedule"] == "hierarchical") != hier:
-                        continue
-                    r.update(label=label, threads=threads, link_gbit=link,
-                             ranks=int(r["hosts"]) * int(r["ranks_per_host"]))
-                    rows.append(r)
+                for size in SIZES:
+                    sized = args + rate_args(rates[size]) + ["-b", str(size), "-e", str(size)]
+                    for r in csv.DictReader(run_model(a.model, sized).splitlines()):
+                        if (r["schedule"] == "hierarchical") != hier:
+                            continue
+                        r.update(label=label, threads=threads, link_gbit=link,
+                                 ranks=int(r["hosts"]) * int(r["ranks_per_host"]))
+                        rows.append(r)
 
     with open(os.path.join(a.out, "projections.csv"), "w", newline="") as f:
         fields = ["threads", "link_gbit", "ranks", "hosts", "ranks_per_host", "size_bytes", "label",
@@ -82,9 +89,12 @@ def main():
         w.writerows(rows)
 
     out = ["Assumed network (not measured): %s. Codec rates measured on this machine (%s, one "
-           "thread, G elements/s): %s." % (
+           "thread, G elements/s, at each message's element count up to 16 Mi): %s." % (
                ", ".join("%s %s" % kv for kv in ASSUMED.items()), target,
-               ", ".join("%s %s" % kv for kv in rates.items())), ""]
+               "; ".join("%s: %s" % (fmt_size(size), ", ".join(
+                   "%s %s" % (k, v) for k, v in rates[size].items() if k != "target"))
+                   for size in SIZES if size == SIZES[0] or
+                   calibration_elements(size, "bf16") != calibration_elements(size // 4, "bf16"))), ""]
     sizes = sorted({int(r["size_bytes"]) for r in rows})
     for threads in (1, 4):
         out.append("**%d codec thread%s per rank%s.** Each cell: the fastest schedule, and its "

@@ -29,7 +29,7 @@ import re
 import statistics
 import sys
 
-from modelcli import calibrate, parse_args, rate_args, run_model
+from modelcli import calibrate, calibration_elements, parse_args, rate_args, run_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "bench", "results")
@@ -102,11 +102,25 @@ def config_key(p):
     return (p["hosts"], p["rph"], p["rate"], p["dtype"], p["size"]) + sched
 
 
-def calibrate_cached(model, cache, codec, block, dtype):
-    key = (codec, block, dtype)
+def calibrate_cached(model, cache, codec, block, dtype, elements):
+    key = (codec, block, dtype, elements)
     if key not in cache:
-        cache[key] = calibrate(model, ["--codec", codec, "--block", str(block), "-d", dtype])
+        cache[key] = calibrate(model, ["--codec", codec, "--block", str(block), "-d", dtype], elements)
     return cache[key]
+
+
+def rates_text(cache):
+    """The measured rates of each codec, block and dtype at its smallest, 1 Mi and largest
+    calibration sizes."""
+    out = []
+    for k in sorted({key[:3] for key in cache}):
+        sizes = sorted(e for c, b, d, e in cache if (c, b, d) == k)
+        shown = sorted({sizes[0], sizes[-1]} | ({1 << 20} & set(sizes)))
+        out.append("%s B%s %s: %s" % (k + (" ".join(
+            "%s %s" % (x, "/".join(cache[k + (e,)][x] for e in shown))
+            for x in ("dae", "decode", "add", "rotate")),)) +
+            " at %s elements" % "/".join("%d Ki" % (e >> 10) for e in shown))
+    return "; ".join(out)
 
 
 def burst_ms(rate, gbit):
@@ -176,7 +190,8 @@ def main():
     for p in points:
         codec = p["codec"] if p["codec"] != "-" else "int8"
         block = p["block"] if p["block"] not in ("0", "-") else "128"
-        p["rates"] = calibrate_cached(a.model, cache, codec, block, p["dtype"])
+        p["rates"] = calibrate_cached(a.model, cache, codec, block, p["dtype"],
+                                      calibration_elements(p["size"], p["dtype"]))
 
     # Fit alpha (per step), the time of one message and the stack's CPU per byte on the
     # calibration set: least squares of the relative error over a grid.
@@ -225,10 +240,9 @@ def main():
     lines = ["fitted on %d calibration points (the rerun's H = 4, bf16: ring and full at 1 Gbit/s, "
              "ring on the unshaped link): alpha %.1f us per step, %.1f us per message, network stack %.1f ns per "
              "byte" % (len(calib), alpha, per_message, stack),
-             "codec rates (G elements/s, one thread, %s): %s" % (
-                 next(iter(cache.values()))["target"],
-                 "; ".join("%s B%s %s: dae %s decode %s add %s rotate %s" % (k + tuple(
-                     v[x] for x in ("dae", "decode", "add", "rotate"))) for k, v in sorted(cache.items()))),
+             "codec rates (G elements/s, one thread, %s, measured at each message's element count; "
+             "here at the smallest / 1 Mi / the largest): %s" % (
+                 next(iter(cache.values()))["target"], rates_text(cache)),
              "left out: " + ", ".join("%s %d" % kv for kv in skipped.items()),
              summary(points, "all points"), summary(held, "held-out points"),
              summary([p for p in held if p["size"] >= (1 << 20)], "held-out, >= 1 MiB"),

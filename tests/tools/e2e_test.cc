@@ -399,6 +399,8 @@ TEST(ModelTool, UsageErrorsExit2) {
   EXPECT_EQ(RunCommand(m + " -b 4M -e 1M").code, 2);
   EXPECT_EQ(RunCommand(m + " --hosts 1048576 --ranks-per-host 2").code, 2);
   EXPECT_EQ(RunCommand(m + " extra").code, 2);
+  EXPECT_EQ(RunCommand(m + " --calibrate --calibrate-elements 16383").code, 2);
+  EXPECT_EQ(RunCommand(m + " --calibrate --calibrate-elements 67108865").code, 2);
   EXPECT_EQ(RunCommand(m + " --help").code, 0);
 }
 
@@ -435,6 +437,16 @@ TEST(ModelTool, CalibrationMeasuresEveryRate) {
   ASSERT_EQ(p.code, 0) << p.output;
   EXPECT_NE(p.output.find("(measured, "), std::string::npos) << p.output;
   EXPECT_EQ(p.output.find(" 0.000"), std::string::npos) << p.output;  // no rate measured as zero
+}
+
+// --calibrate-elements sizes the buffers the rates are measured on: the smallest size it takes
+// runs and measures every rate too.
+TEST(ModelTool, CalibrationAtAGivenSize) {
+  const Proc p = RunCommand(std::string(EQUARX_MODEL_PATH) +
+                            " --calibrate --calibrate-elements 16384 --hosts 2 -b 64K -e 64K");
+  ASSERT_EQ(p.code, 0) << p.output;
+  EXPECT_NE(p.output.find("(measured, "), std::string::npos) << p.output;
+  EXPECT_EQ(p.output.find(" 0.000"), std::string::npos) << p.output;
 }
 #endif
 

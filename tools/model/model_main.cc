@@ -67,9 +67,10 @@ double Rate(size_t n, F fn) {
   return double(n) / s[s.size() / 2];
 }
 
-// One thread's rates of the kernels the model charges, for this codec, block and dtype.
-algo::KernelRates Calibrate(const AllReduceOptions& o, DType dtype) {
-  const size_t n = size_t(1) << 20;
+// One thread's rates of the kernels the model charges, for this codec, block and dtype, on
+// buffers of n elements (a message's own size: past the caches the kernels run at the
+// memory's pace, which is what a large call's pipeline sees).
+algo::KernelRates Calibrate(const AllReduceOptions& o, DType dtype, size_t n) {
   std::vector<uint8_t> local(n * DTypeSize(dtype));
   std::vector<float> f(n);
   for (size_t i = 0; i < n; ++i) f[i] = float((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
   bool calibrate = false, csv = false, hierarchical = false;
   algo::Machine m;
   double link_gbit = 1, burst_ms = 0, stack_ns = 0, alpha_us = 50, per_message_us = 0, shm_gbs = 8, cores = 0;
-  uint64_t threads = 1;
+  uint64_t threads = 1, calibrate_elements = uint64_t(1) << 20;
   double dae = 0, decode = 0, add = 0, rotate = 0;  // G elements/s; 0 = default or calibrated
 
   tools::ArgParser p("equarx-model", "predict AllReduce times from the library's plans (no communication)");
@@ -132,6 +133,8 @@ int main(int argc, char** argv) {
   number("rotate-gelems", &rotate, "one Hadamard rotation pass, G elements/s per thread");
   p.AddUint("threads", &threads, "codec threads per rank (1)");
   p.AddFlag("calibrate", &calibrate, "measure the codec rates on this machine (one thread)");
+  p.AddUint("calibrate-elements", &calibrate_elements,
+            "elements of --calibrate's buffers, 16384..67108864 (1048576)");
   p.AddFlag("hierarchical", &hierarchical, "add the hierarchical schedule with each option set as its inner algorithm");
   p.AddFlag("csv", &csv, "comma-separated rows with a header");
   AllReduceOptions base;
@@ -156,6 +159,8 @@ int main(int argc, char** argv) {
   if (min_bytes == 0 || min_bytes > max_bytes) return fail("need 0 < --minbytes <= --maxbytes");
   if (link_gbit <= 0 || shm_gbs <= 0) return fail("--link-gbit and --shm-gbs must be positive");
   if (threads < 1 || threads > 1024) return fail("--threads must be in [1, 1024]");
+  if (calibrate_elements < (1u << 14) || calibrate_elements > (uint64_t(1) << 26))
+    return fail("--calibrate-elements must be in [16384, 67108864]");
   for (int h : hosts)
     for (int r : per_host)
       if (int64_t(h) * r > (int64_t(1) << 20))
@@ -177,7 +182,7 @@ int main(int argc, char** argv) {
   m.cores_per_host = cores;
   m.threads = int(threads);
   m.check_bytes = sizeof(core::Descriptor);
-  if (calibrate) m.rates = Calibrate(sets.front(), *dtype);
+  if (calibrate) m.rates = Calibrate(sets.front(), *dtype, size_t(calibrate_elements));
   if (dae > 0) m.rates.dae = dae * 1e9;
   if (decode > 0) m.rates.decode = decode * 1e9;
   if (add > 0) m.rates.add = add * 1e9;
