@@ -26,6 +26,13 @@ int LaneMessages(const Lane* lanes, int n) {
 
 }  // namespace
 
+// The share of a core each rank of a host has for its own copies (1 where cores are not
+// scarce): intra-host copies are a CPU's loads and stores, at shm_bytes_per_s per core.
+double CoreShare(const Machine& m) {
+  if (m.cores_per_host <= 0) return 1.0;
+  return std::min(1.0, m.cores_per_host / std::max(1, m.ranks_per_host));
+}
+
 double EffectiveThreads(const Machine& m) {
   const double threads = std::max(1, m.threads);
   if (m.cores_per_host <= 0) return threads;
@@ -76,7 +83,7 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   p.messages = messages;
   p.latency_s = p.steps * m.alpha_s + messages * m.per_message_s;
   p.network_s = double(p.host_egress_bytes) / m.link_bytes_per_s;
-  p.memory_s = double(p.intra_host_bytes) / m.shm_bytes_per_s;
+  p.memory_s = double(p.intra_host_bytes) / m.shm_bytes_per_s / CoreShare(m);
 
   const double n = double(count);
   const double share = double(N - 1) / N;
@@ -149,7 +156,7 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
   const double ag_bytes = double(shard) * double(R - 1) * DTypeSize(dtype);
   p.intra_host_bytes = uint64_t(rs_bytes + ag_bytes);
   p.wire_bytes_per_rank += p.intra_host_bytes;
-  p.memory_s = (rs_bytes + ag_bytes) / m.shm_bytes_per_s;
+  p.memory_s = (rs_bytes + ag_bytes) / m.shm_bytes_per_s / CoreShare(m);
   const double intra_s = p.memory_s + double(count - shard) / m.rates.add / EffectiveThreads(m);
   p.steps += 2;
   p.messages += 2 * uint64_t(R - 1) * chunks.size();

@@ -18,7 +18,8 @@
 //             edge per direction, so a host sends what one rank sends (W, exact from
 //             PlanWireBytes); two_shot's host sends R * W * (N - R) / (N - 1).
 //   memory  = a rank's intra-host bytes / shm (the ring's other R - 1 edges; two_shot's
-//             R - 1 same-host peers).
+//             R - 1 same-host peers); the copies are a core's loads and stores, so where the
+//             host's cores are fewer than its ranks each rank gets cores / R of that rate.
 //   codec   = per rank: the quantized RS decode-accumulate-encodes (N-1)/N of the tensor, the
 //             quantized AG decodes it, an unquantized RS hop widens-adds-narrows it; plus
 //             the rotation's forward and inverse over the whole tensor when one applies.
