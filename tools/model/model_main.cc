@@ -10,6 +10,7 @@
 // option set (auto excepted), the hierarchical schedule with those options across hosts. --csv
 // prints comma-separated rows (header first) for scripts (bench/model/validate.py).
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -53,15 +54,21 @@ std::string ParsePositive(std::string_view text, double* out) {
   return "";
 }
 
-// Median elements per second of `fn` over n elements.
+// Median elements per second of `fn` over n elements: 15 samples, each of as many calls as
+// take at least 2 ms (small buffers run in microseconds, where one call's time is mostly
+// the clock's and the scheduler's noise).
 template <typename F>
 double Rate(size_t n, F fn) {
-  fn();  // warm-up
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  fn();  // warm-up, and how many calls make a sample
+  const double once = std::chrono::duration<double>(Clock::now() - t0).count();
+  const int calls = once >= 2e-3 ? 1 : int(std::min(10000.0, std::ceil(2e-3 / std::max(once, 1e-7))));
   std::vector<double> s;
-  for (int i = 0; i < 9; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  for (int i = 0; i < 15; ++i) {
+    t0 = Clock::now();
+    for (int c = 0; c < calls; ++c) fn();
+    s.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / calls);
   }
   std::sort(s.begin(), s.end());
   return double(n) / s[s.size() / 2];
