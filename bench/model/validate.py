@@ -12,9 +12,10 @@ The rows come from two rounds: the original runs (the first benchmark round of 2
 the rotation and hierarchical runs; most on builds with uncommitted changes, all under a load
 of 1.2-6.8 from other builds and tests) and bench/model_rerun.sh's rerun of every one of their
 configurations on a quiet machine and a committed build (datasets "rerun_*"). Three constants
-are fitted on the calibration set (the rerun's H = 4, bf16: the ring and full at 1 Gbit/s, the
-ring on the unshaped link): alpha (per schedule step), the time per message and the network
-stack's CPU per byte. Every other row is held out. auto rows are left out (they repeat another
+are fitted on the calibration set (the rerun's H = 4, bf16: the ring, full and two_shot at
+1 Gbit/s, the ring on the unshaped link), by a grid and a ten times finer grid around its best
+point: alpha (per schedule step), the time per message and the network stack's CPU per byte.
+Every other row is held out. auto rows are left out (they repeat another
 algorithm's row; which one depends on that build's tune table), counted in the summary. The
 summary gives the errors over all rows and per round, and how far two measurements of the same
 configuration in different runs are apart, the data's own repeatability.
@@ -195,21 +196,32 @@ def main():
 
     # Fit alpha (per step), the time of one message and the stack's CPU per byte on the
     # calibration set: least squares of the relative error over a grid.
+    # The ring-shaped plans send a fixed number of messages per step, so on them alone the time
+    # per step and the time per message are one constant: two_shot (2 steps, 2 (N - 1)
+    # microshards of messages) tells them apart.
     def in_calibration(p):
         return (p["dataset"] == "rerun_sweep_h4" and p["dtype"] == "bf16" and p["phases"] in ("-", "rs+ag")
-                and ((p["rate"] == "1gbit" and p["algo"] in ("ring", "full")) or
+                and ((p["rate"] == "1gbit" and p["algo"] in ("ring", "full", "two_shot")) or
                      (p["rate"] == "none" and p["algo"] == "ring")))
     calib = [p for p in points if in_calibration(p)]
     parts = [(p, predict(a.model, p, 0, 0, 0)) for p in calib]
-    best = None
-    for stack in [x * 0.1 for x in range(0, 61)]:
-        for alpha in [x * 4.0 for x in range(0, 76)]:
-            for msg in [x * 1.0 for x in range(0, 61)]:
-                e = sum(((model_time(r, p["hosts"], alpha, msg, stack) - p["measured_us"]) /
-                         p["measured_us"]) ** 2 for p, r in parts)
-                if best is None or e < best[0]:
-                    best = (e, alpha, msg, stack)
-    _, alpha, per_message, stack = best
+    def fit(stacks, alphas, msgs):
+        best = None
+        for stack in stacks:
+            for alpha in alphas:
+                for msg in msgs:
+                    e = sum(((model_time(r, p["hosts"], alpha, msg, stack) - p["measured_us"]) /
+                             p["measured_us"]) ** 2 for p, r in parts)
+                    if best is None or e < best[0]:
+                        best = (e, alpha, msg, stack)
+        return best
+    # A coarse grid, then a grid ten times finer around its best point.
+    _, alpha, per_message, stack = fit([x * 0.1 for x in range(0, 61)], [x * 4.0 for x in range(0, 76)],
+                                       [x * 1.0 for x in range(0, 61)])
+    _, alpha, per_message, stack = fit(
+        [max(0.0, stack + x * 0.01) for x in range(-10, 11)],
+        [max(0.0, alpha + x * 0.4) for x in range(-10, 11)],
+        [max(0.0, per_message + x * 0.1) for x in range(-10, 11)])
 
     for p in points:
         r = predict(a.model, p, alpha, per_message, stack)
@@ -237,9 +249,9 @@ def main():
             label, len(e), statistics.median(e), sorted(e)[int(0.9 * (len(e) - 1))], max(e))
 
     held = [p for p in points if p["set"] == "held-out"]
-    lines = ["fitted on %d calibration points (the rerun's H = 4, bf16: ring and full at 1 Gbit/s, "
-             "ring on the unshaped link): alpha %.1f us per step, %.1f us per message, network stack %.1f ns per "
-             "byte" % (len(calib), alpha, per_message, stack),
+    lines = ["fitted on %d calibration points (the rerun's H = 4, bf16: ring, full and two_shot at 1 "
+             "Gbit/s, ring on the unshaped link): alpha %.1f us per step, %.1f us per message, network stack "
+             "%.2f ns per byte" % (len(calib), alpha, per_message, stack),
              "codec rates (G elements/s, one thread, %s, measured at each message's element count; "
              "here at the smallest / 1 Mi / the largest): %s" % (
                  next(iter(cache.values()))["target"], rates_text(cache)),
