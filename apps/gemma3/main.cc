@@ -112,10 +112,6 @@ int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
   }
   if (auto rc = p.ParseCommandLine(argc - 1, argv + 1, reduce ? OptionFlags::ValuesHelp() : ""))
     return *rc;  // *stop is still true
-  if (!p.positional().empty()) {
-    std::fprintf(stderr, "equarx-gemma3 %s: unexpected argument '%s'\n", c.c_str(), p.positional()[0].c_str());
-    return 2;
-  }
   *stop = false;
   return 0;
 }

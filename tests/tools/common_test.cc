@@ -222,6 +222,7 @@ TEST(Args, ParsesOptionsAndPositionals) {
   uint64_t n = 3;
   bool quick = false;
   ArgParser p("tool", "[options] FILES...");
+  p.TakePositional();
   p.AddString("algo", &algo, "algorithm", "A");
   p.AddSize("size", &size, "elements");
   p.AddUint("ranks", &n, "ranks");
@@ -235,6 +236,31 @@ TEST(Args, ParsesOptionsAndPositionals) {
   EXPECT_TRUE(p.seen("algo"));
   EXPECT_EQ(p.positional(), (std::vector<std::string>{"a.npy", "--b.npy"}));
   EXPECT_NE(p.Help().find("--algo A"), std::string::npos);
+}
+
+// A tool that takes no positional arguments refuses them, and a value after a boolean flag
+// (`--quick 0`, which would otherwise leave the flag at its default) says how to write it.
+TEST(Args, RefusesPositionalsUnlessTaken) {
+  bool quick = true;
+  size_t size = 0;
+  ArgParser p("tool", "[options]");
+  p.AddFlag("quick", &quick, "quick run");
+  p.AddSize("size", &size, "elements");
+  const char* stray[] = {"tool", "--size", "4K", "extra"};
+  const Status s1 = p.Parse(4, stray);
+  EXPECT_EQ(s1.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s1.message().find("unexpected argument 'extra'"), std::string::npos) << s1.message();
+  ArgParser q("tool", "[options]");
+  q.AddFlag("quick", &quick, "quick run");
+  const char* flag_value[] = {"tool", "--quick", "0"};
+  const Status s2 = q.Parse(3, flag_value);
+  EXPECT_EQ(s2.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s2.message().find("--quick takes no value; write --quick=0"), std::string::npos) << s2.message();
+  ArgParser r("tool", "[options]");
+  r.AddFlag("quick", &quick, "quick run");
+  const char* cleared[] = {"tool", "--quick=0"};
+  ASSERT_TRUE(r.Parse(2, cleared).ok());
+  EXPECT_FALSE(quick);
 }
 
 // What a tool's main does with its command line: 2 and a message naming the program on a bad

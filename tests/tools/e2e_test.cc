@@ -404,6 +404,29 @@ TEST(ModelTool, UsageErrorsExit2) {
   EXPECT_EQ(RunCommand(m + " --help").code, 0);
 }
 
+// Every tool but equarx-reduce (whose positional arguments are its input files) refuses an
+// argument it does not take with exit 2 before doing any work: `--validate 0` must not run the
+// default (validate on) with the 0 dropped, as equarx-perf and equarx-tune once did.
+TEST(Tools, StrayArgumentsExit2) {
+  std::vector<std::string> tools = {EQUARX_ACCURACY_PATH, EQUARX_PERF_PATH};
+#ifdef EQUARX_DEMO_PATH
+  tools.push_back(EQUARX_DEMO_PATH);
+#endif
+#ifdef EQUARX_MODEL_PATH
+  tools.push_back(EQUARX_MODEL_PATH);
+#endif
+#ifdef EQUARX_TUNE_PATH
+  tools.push_back(EQUARX_TUNE_PATH);
+#endif
+  for (const std::string& tool : tools) {
+    Proc p = RunCommand(tool + " stray");
+    EXPECT_EQ(p.code, 2) << tool << "\n" << p.output;
+    EXPECT_NE(p.output.find("unexpected argument 'stray'"), std::string::npos) << tool << "\n" << p.output;
+    p = RunCommand(tool + " --validate 0");
+    EXPECT_EQ(p.code, 2) << tool << "\n" << p.output;
+  }
+}
+
 // Every tool answers --help with its usage and exit 0, and each option's line appears once
 // (the parser aborts on an option registered twice, which would leave one of them dead).
 TEST(Tools, HelpExits0AndListsEachOptionOnce) {

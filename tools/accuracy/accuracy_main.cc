@@ -450,10 +450,6 @@ int Main(int argc, char** argv) {
   p.AddString("activations", &s.activations,
               "section 6: a directory of AllReduce operands (equarx-gemma3 eval --dump-activations)", "DIR");
   if (auto rc = p.ParseCommandLine(argc, argv)) return *rc;
-  if (!p.positional().empty()) {
-    std::fprintf(stderr, "equarx-accuracy: unexpected argument '%s'\n", p.positional()[0].c_str());
-    return 2;
-  }
   if (s.quick) {
     if (!p.seen("size")) s.size = size_t(512) * 512;
     if (!p.seen("sweep-size")) s.sweep_size = size_t(1) << 16;

@@ -120,12 +120,22 @@ void ArgParser::AddShort(char c, std::string name) { shorts_.emplace_back(c, std
 
 Status ArgParser::Parse(int argc, const char* const* argv) {
   bool options_done = false;
+  const Option* last_flag = nullptr;  // the boolean flag just before this argument, if any
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (options_done || a.size() < 2 || a[0] != '-' || a == "-") {
+      if (!takes_positional_) {
+        std::string why = "unexpected argument '" + std::string(a) + "'";
+        if (last_flag)
+          why += " (--" + last_flag->name + " takes no value; write --" + last_flag->name + "=" +
+                 std::string(a) + ")";
+        return InvalidArgument(why);
+      }
       positional_.emplace_back(a);
+      last_flag = nullptr;
       continue;
     }
+    last_flag = nullptr;
     if (a == "--") { options_done = true; continue; }
     if (a == "--help" || a == "-h") { help_ = true; return Status::Ok(); }
     std::string expanded;
@@ -146,6 +156,7 @@ Status ArgParser::Parse(int argc, const char* const* argv) {
       if (value && *value != "1" && *value != "true" && *value != "0" && *value != "false")
         return InvalidArgument("option '--" + o->name + "' takes no value (or true/false)");
       *o->flag = !value || *value == "1" || *value == "true";
+      if (!value) last_flag = o;
       continue;
     }
     if (!value) {

@@ -1,9 +1,11 @@
 // equarx tools — a tiny command-line parser shared by the tools.
 //
 // Options are registered with a destination and a help line; Parse() accepts
-// `--name value`, `--name=value`, boolean `--flag`, `--` (end of options) and positional
-// arguments in any order. Unknown options, missing values and malformed numbers are
-// kInvalidArgument errors with a message naming the option (tools exit 2 on them).
+// `--name value`, `--name=value`, boolean `--flag` (`--flag=0` to clear one), `--` (end of
+// options) and, in tools that call TakePositional(), positional arguments in any order.
+// Unknown options, missing values, malformed numbers and positional arguments a tool does not
+// take are kInvalidArgument errors with a message naming the option or argument (tools exit 2
+// on them): `--flag 0` is an error, not a flag left at its default.
 // Sizes accept K/M/G suffixes (powers of 1024, as nccl-tests), e.g. 4M = 4194304.
 #pragma once
 
@@ -40,6 +42,8 @@ class ArgParser {
 
   /// `-c` as a short name of the option `--name` (nccl-tests style flags).
   void AddShort(char c, std::string name);
+  /// The tool takes positional arguments (files); without this call Parse() refuses them.
+  void TakePositional() { takes_positional_ = true; }
 
   /// Parses argv[1..]. `--help`/`-h` sets help_requested() and stops.
   Status Parse(int argc, const char* const* argv);
@@ -72,6 +76,7 @@ class ArgParser {
   std::vector<Option> options_;
   std::vector<std::pair<char, std::string>> shorts_;
   std::vector<std::string> positional_;
+  bool takes_positional_ = false;
   bool help_ = false;
 };
 

@@ -51,8 +51,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "equarx-demo: unknown rotation '%s' (default, none, hadamard)\n", rotation_s.c_str());
     return 2;
   }
-  if (ranks < 1 || ranks > 256 || iters < 1 || iters > 1000 || block < kMinBlock || block > kMaxBlock ||
-      !p.positional().empty()) {
+  if (ranks < 1 || ranks > 256 || iters < 1 || iters > 1000 || block < kMinBlock || block > kMaxBlock) {
     std::fprintf(stderr, "equarx-demo: bad arguments (ranks 1..256, iters 1..1000, block %zu..%zu)\n",
                  kMinBlock, kMaxBlock);
     return 2;

@@ -159,7 +159,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "equarx-model: %s\n", msg.c_str());
     return 2;
   };
-  if (!p.positional().empty()) return fail("unexpected argument '" + p.positional()[0] + "'");
   const auto dtype = ParseDType(dtype_name);
   if (!dtype) return fail("unknown datatype '" + dtype_name + "' (f32, bf16, f16)");
   if (factor < 2) return fail("--stepfactor must be at least 2");

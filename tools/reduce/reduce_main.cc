@@ -84,6 +84,7 @@ int Main(int argc, char** argv) {
   std::string dtype_s, out_path, residual_in, residual_out;
   bool print_stats = false;
   ArgParser p("equarx-reduce", "[options] --out OUT.npy IN0.npy [IN1.npy ...]");
+  p.TakePositional();
   OptionFlags flags(&p);
   p.AddFlag("stats", &print_stats, "print each rank's encode telemetry (estimated error, clips)");
   p.AddString("residual-in", &residual_in,
