@@ -141,23 +141,19 @@ TEST(CostModel, TimeTermsFollowTheResources) {
   EXPECT_DOUBLE_EQ(algo::EffectiveThreads(m), 0.5);
   // Intra-host copies are CPU work too: with half a core per rank they take twice as long
   // as with a core each (and no longer once every rank has a core of its own).
-  const auto starved = algo::PredictFlat(o, DType::kFloat32, count, m, table);
-  m.cores_per_host = 4;
-  const auto one_each = algo::PredictFlat(o, DType::kFloat32, count, m, table);
-  m.cores_per_host = 64;
-  const auto many = algo::PredictFlat(o, DType::kFloat32, count, m, table);
-  ASSERT_GT(one_each.memory_s, 0.0);
-  EXPECT_NEAR(starved.memory_s / one_each.memory_s, 2.0, 1e-9);
-  EXPECT_DOUBLE_EQ(many.memory_s, one_each.memory_s);
-  o.algorithm = Algorithm::kHierarchical;
-  o.inner = Algorithm::kFullBidir;
-  m.cores_per_host = 2;
-  const auto hier_starved = algo::PredictFlat(o, DType::kFloat32, count, m, table);
-  m.cores_per_host = 4;
-  const auto hier_one_each = algo::PredictFlat(o, DType::kFloat32, count, m, table);
-  ASSERT_GT(hier_one_each.memory_s, 0.0);
-  EXPECT_NEAR(hier_starved.memory_s / hier_one_each.memory_s, 2.0, 1e-9);
-  o.algorithm = Algorithm::kFull;
+  auto memory_s = [&](Algorithm a, double cores) {
+    AllReduceOptions q = o;
+    q.algorithm = a;
+    q.inner = Algorithm::kFullBidir;
+    algo::Machine c = m;
+    c.cores_per_host = cores;
+    return algo::PredictFlat(q, DType::kFloat32, count, c, table).memory_s;
+  };
+  for (Algorithm a : {Algorithm::kFull, Algorithm::kHierarchical}) {
+    ASSERT_GT(memory_s(a, 4), 0.0);
+    EXPECT_NEAR(memory_s(a, 2) / memory_s(a, 4), 2.0, 1e-9);
+    EXPECT_DOUBLE_EQ(memory_s(a, 64), memory_s(a, 4));
+  }
   // The rotation is charged only where it applies.
   o.rotation = Rotation::kHadamard;
   m = algo::Machine{};

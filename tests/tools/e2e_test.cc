@@ -407,8 +407,10 @@ TEST(ModelTool, UsageErrorsExit2) {
 // Every tool but equarx-reduce (whose positional arguments are its input files) refuses an
 // argument it does not take with exit 2 before doing any work: `--validate 0` must not run the
 // default (validate on) with the 0 dropped, as equarx-perf and equarx-tune once did.
-TEST(Tools, StrayArgumentsExit2) {
+// The tools this build has (the optional ones only where they were built).
+std::vector<std::string> ToolPaths(bool with_reduce) {
   std::vector<std::string> tools = {EQUARX_ACCURACY_PATH, EQUARX_PERF_PATH};
+  if (with_reduce) tools.push_back(EQUARX_REDUCE_PATH);
 #ifdef EQUARX_DEMO_PATH
   tools.push_back(EQUARX_DEMO_PATH);
 #endif
@@ -418,7 +420,11 @@ TEST(Tools, StrayArgumentsExit2) {
 #ifdef EQUARX_TUNE_PATH
   tools.push_back(EQUARX_TUNE_PATH);
 #endif
-  for (const std::string& tool : tools) {
+  return tools;
+}
+
+TEST(Tools, StrayArgumentsExit2) {
+  for (const std::string& tool : ToolPaths(/*with_reduce=*/false)) {
     Proc p = RunCommand(tool + " stray");
     EXPECT_EQ(p.code, 2) << tool << "\n" << p.output;
     EXPECT_NE(p.output.find("unexpected argument 'stray'"), std::string::npos) << tool << "\n" << p.output;
@@ -430,17 +436,7 @@ TEST(Tools, StrayArgumentsExit2) {
 // Every tool answers --help with its usage and exit 0, and each option's line appears once
 // (the parser aborts on an option registered twice, which would leave one of them dead).
 TEST(Tools, HelpExits0AndListsEachOptionOnce) {
-  std::vector<std::string> tools = {EQUARX_REDUCE_PATH, EQUARX_ACCURACY_PATH, EQUARX_PERF_PATH};
-#ifdef EQUARX_DEMO_PATH
-  tools.push_back(EQUARX_DEMO_PATH);
-#endif
-#ifdef EQUARX_MODEL_PATH
-  tools.push_back(EQUARX_MODEL_PATH);
-#endif
-#ifdef EQUARX_TUNE_PATH
-  tools.push_back(EQUARX_TUNE_PATH);
-#endif
-  for (const std::string& tool : tools) {
+  for (const std::string& tool : ToolPaths(/*with_reduce=*/true)) {
     const Proc p = RunCommand(tool + " --help");
     ASSERT_EQ(p.code, 0) << tool << "\n" << p.output;
     EXPECT_NE(p.output.find("usage:"), std::string::npos) << tool << "\n" << p.output;
