@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/model_rerun.sh — measures again, on a quiet machine and a committed build, every
+# bench/model_rerun.sh — measures again, with nothing else running and from a committed build, every
 # configuration of our own algorithms that the cost model's validation reads from
 # bench/results: the first benchmark round (bench/run_benchmarks.sh: the sweep_h4, sweep_h8,
 # formats and auto runs, docs/benchmarks.md), the rotation run (docs/performance.md) and the
@@ -7,14 +7,15 @@
 # options (hosts, ranks per host, rates, sizes, iterations, block 128, the rotation the run
 # had: none in the first round, whose builds had none) but only equarx's own rows (no MPI or
 # Gloo launches, which the validation leaves out) and an iperf3 link check in every run. The
-# original runs ran under a load of 1.2-6.8 on 2 cores from other builds and tests, most on
-# builds with uncommitted changes; these runs refuse a dirty tree and record the load.
+# first round ran while other builds and tests used the same 2 cores, on builds with
+# uncommitted changes; these runs refuse a dirty tree and record the load (which counts their
+# own launches: run nothing else meanwhile).
 #
 #   bash bench/model_rerun.sh [--only NAME[,NAME..]]
 #       NAME: sweep_h4 sweep_h8 formats auto rotation hier_h2x2 hier_h4x2 (default: all)
 #
 # Rows go to bench/results/model_rerun/NAME/ (rows.csv, rows.jsonl, env.txt); then run
-# bench/model_report.sh, whose validation reads them as datasets "rerun_NAME". About 30 minutes
+# bench/model_report.sh, whose validation reads them as datasets "rerun_NAME". About 20 minutes
 # here; needs root (network namespaces) and the release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."

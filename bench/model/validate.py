@@ -9,9 +9,10 @@ rates measured on this machine (equarx-model --calibrate). The machine the rows 
 on ran all H emulated hosts on its 2 cores: cores per host = 2 / H.
 
 The rows come from two rounds: the original runs (the first benchmark round of 2026-12-03, then
-the rotation and hierarchical runs; most on builds with uncommitted changes, all under a load
-of 1.2-6.8 from other builds and tests) and bench/model_rerun.sh's rerun of every one of their
-configurations on a quiet machine and a committed build (datasets "rerun_*"). Three constants
+the rotation and hierarchical runs; most on builds with uncommitted changes, the first round
+while other builds and tests used the same 2 cores) and bench/model_rerun.sh's rerun of every
+one of their configurations with nothing else running, from a committed build (datasets
+"rerun_*"). Three constants
 are fitted on the calibration set (the rerun's H = 4, bf16: the ring, full and two_shot at
 1 Gbit/s, the ring on the unshaped link), by a grid and a ten times finer grid around its best
 point: alpha (per schedule step), the time per message and the network stack's CPU per byte.
@@ -45,12 +46,12 @@ DATASETS = [
     # between): hierarchical beside the flat schedules over the same ranks.
     ("hier_h2x2", "hier_h2x2/rows.csv", "hier_h2x2/env.txt"),
     ("hier_h4x2", "hier_h4x2/rows.csv", "hier_h4x2/env.txt"),
-] + [  # the same configurations measured again on a quiet machine (bench/model_rerun.sh)
+] + [  # the same configurations measured again, nothing else running (bench/model_rerun.sh)
     ("rerun_" + n, "model_rerun/%s/rows.csv" % n, "model_rerun/%s/env.txt" % n)
     for n in ("sweep_h4", "sweep_h8", "formats", "auto", "rotation", "hier_h2x2", "hier_h4x2")
 ]
-# The first benchmark round (2026-12-03: builds with uncommitted changes, a load of 1.2-6.8 on
-# the 2 cores from other builds and tests), the runs after it (rotation, hierarchical) and the
+# The first benchmark round (2026-12-03: builds with uncommitted changes, other builds and
+# tests on the same 2 cores), the runs after it (rotation, hierarchical) and the
 # rerun of all of them (bench/model_rerun.sh: a committed build, nothing else running).
 FIRST_ROUND = {"sweep_h4", "sweep_h8", "formats", "auto"}
 
