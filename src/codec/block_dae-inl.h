@@ -156,13 +156,12 @@ HWY_INLINE void DaeBlockInRegisters(const DaeBlock& blk, internal::ScaleIo sio, 
   constexpr size_t N = hn::MaxLanes(DF());
   constexpr size_t K = kB / N;
   if (blk.sb & 0x80000000u) return DaeReference<F, T, kB>(blk, sio, scale_out, codes_out);
-  const VF vs = hn::Set(DF(), FloatOf(blk.sb));
+  const DaeSum<F, T> sum{blk, hn::Set(DF(), FloatOf(blk.sb))};
   VF x[K];
   VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
   for (size_t k = 0; k < K; k += 2) {
-    x[k] = hn::Add(LoadF<T>(blk.lp, k * N), F::Decode(F::Load(blk.codes, blk.first + k * N), vs));
-    x[k + 1] = hn::Add(LoadF<T>(blk.lp, (k + 1) * N),
-                       F::Decode(F::Load(blk.codes, blk.first + (k + 1) * N), vs));
+    x[k] = sum(k * N);
+    x[k + 1] = sum((k + 1) * N);
     m0 = hn::Max(m0, AbsBits(x[k]));
     m1 = hn::Max(m1, AbsBits(x[k + 1]));
   }
@@ -197,12 +196,13 @@ HWY_INLINE void DaeBlockPairInRegisters(const DaeBlock& b0, const DaeBlock& b1,
   }
   constexpr size_t N = hn::MaxLanes(DF());
   constexpr size_t K = kB / N;
-  const VF vs0 = hn::Set(DF(), FloatOf(b0.sb)), vs1 = hn::Set(DF(), FloatOf(b1.sb));
+  const DaeSum<F, T> sum0{b0, hn::Set(DF(), FloatOf(b0.sb))};
+  const DaeSum<F, T> sum1{b1, hn::Set(DF(), FloatOf(b1.sb))};
   VF x0[K], x1[K];
   VI m0 = hn::Zero(DI()), m1 = hn::Zero(DI());
   for (size_t k = 0; k < K; ++k) {
-    x0[k] = hn::Add(LoadF<T>(b0.lp, k * N), F::Decode(F::Load(b0.codes, b0.first + k * N), vs0));
-    x1[k] = hn::Add(LoadF<T>(b1.lp, k * N), F::Decode(F::Load(b1.codes, b1.first + k * N), vs1));
+    x0[k] = sum0(k * N);
+    x1[k] = sum1(k * N);
     m0 = hn::Max(m0, AbsBits(x0[k]));
     m1 = hn::Max(m1, AbsBits(x1[k]));
   }
