@@ -2,6 +2,7 @@
 #include "algo/cost_model.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "algo/hierarchical.h"
 #include "algo/selector.h"
@@ -23,20 +24,20 @@ int LaneMessages(const Lane* lanes, int n) {
   return messages;
 }
 
+// The cores of its host each rank has (unbounded where cores_per_host is 0: no contention).
+double CoresPerRank(const Machine& m) {
+  if (m.cores_per_host <= 0) return std::numeric_limits<double>::infinity();
+  return m.cores_per_host / std::max(1, m.ranks_per_host);
+}
+
+// The share of a core each rank has for its own copies (1 where cores are not scarce):
+// intra-host copies are a CPU's loads and stores, at shm_bytes_per_s per core.
+double CoreShare(const Machine& m) { return std::min(1.0, CoresPerRank(m)); }
 
 }  // namespace
 
-// The share of a core each rank of a host has for its own copies (1 where cores are not
-// scarce): intra-host copies are a CPU's loads and stores, at shm_bytes_per_s per core.
-double CoreShare(const Machine& m) {
-  if (m.cores_per_host <= 0) return 1.0;
-  return std::min(1.0, m.cores_per_host / std::max(1, m.ranks_per_host));
-}
-
 double EffectiveThreads(const Machine& m) {
-  const double threads = std::max(1, m.threads);
-  if (m.cores_per_host <= 0) return threads;
-  return std::min(threads, m.cores_per_host / std::max(1, m.ranks_per_host));
+  return std::min(double(std::max(1, m.threads)), CoresPerRank(m));
 }
 
 Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t count,
