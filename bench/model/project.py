@@ -49,11 +49,10 @@ def cell(rows, threads, link, ranks, size):
 
 def main():
     a = parse_args(__doc__)
-    by_elements = {}
+    first_size = {}  # calibration elements -> the smallest message measured at them
     for size in SIZES:
-        e = calibration_elements(size, "bf16")
-        if e not in by_elements:
-            by_elements[e] = calibrate(a.model, elements=e)
+        first_size.setdefault(calibration_elements(size, "bf16"), size)
+    by_elements = {e: calibrate(a.model, elements=e) for e in first_size}
     target = next(iter(by_elements.values()))["target"]
     rates = {size: by_elements[calibration_elements(size, "bf16")] for size in SIZES}
 
@@ -91,10 +90,9 @@ def main():
     out = ["Assumed network (not measured): %s. Codec rates measured on this machine (%s, one "
            "thread, G elements/s, at each message's element count up to 16 Mi): %s." % (
                ", ".join("%s %s" % kv for kv in ASSUMED.items()), target,
-               "; ".join("%s: %s" % (fmt_size(size), ", ".join(
-                   "%s %s" % (k, v) for k, v in rates[size].items() if k != "target"))
-                   for size in SIZES if size == SIZES[0] or
-                   calibration_elements(size, "bf16") != calibration_elements(size // 4, "bf16"))), ""]
+               "; ".join("%s: %s" % (fmt_size(first_size[e]), ", ".join(
+                   "%s %s" % (k, v) for k, v in r.items() if k != "target"))
+                   for e, r in by_elements.items())), ""]
     sizes = sorted({int(r["size_bytes"]) for r in rows})
     for threads in (1, 4):
         out.append("**%d codec thread%s per rank%s.** Each cell: the fastest schedule, and its "
