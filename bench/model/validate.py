@@ -8,11 +8,12 @@ where a run has none), the tbf burst of bench/netem/run.sh (2 ms of the rate), a
 rates measured on this machine (equarx-model --calibrate). The machine the rows were measured
 on ran all H emulated hosts on its 2 cores: cores per host = 2 / H.
 
-The rows come from two rounds: the original runs (the first benchmark round of 2026-12-03, then
-the rotation and hierarchical runs; most on builds with uncommitted changes, the first round
-while other builds and tests used the same 2 cores) and bench/model_rerun.sh's rerun of every
-one of their configurations with nothing else running, from a committed build (datasets
-"rerun_*"). Three constants
+The rows come from three rounds: the original runs (the first benchmark round of 2026-12-03,
+kept in bench/results/first_round/, then the rotation and hierarchical runs; most on builds with
+uncommitted changes, the first round while other builds and tests used the same 2 cores),
+bench/model_rerun.sh's rerun of every one of their configurations (datasets "rerun_*") and the
+second benchmark round of bench/run_benchmarks.sh (datasets "second_*", bench/results/netem_*):
+the last two with nothing else running, from committed builds. Three constants
 are fitted on the calibration set (the rerun's H = 4, bf16: the ring, full and two_shot at
 1 Gbit/s, the ring on the unshaped link), by a grid and a ten times finer grid around its best
 point: alpha (per schedule step), the time per message and the network stack's CPU per byte.
@@ -37,10 +38,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RES = os.path.join(ROOT, "bench", "results")
 # (dataset name, rows file, env file); the rows files are the runs' own CSV/JSONL output.
 DATASETS = [
-    ("sweep_h4", "netem_sweep_h4.csv", "netem_sweep_h4_env.txt"),
-    ("sweep_h8", "netem_sweep_h8.csv", "netem_sweep_h8_env.txt"),
-    ("formats", "netem_formats.csv", "netem_formats_env.txt"),
-    ("auto", "netem_auto.csv", "netem_auto_env.txt"),
+    ("sweep_h4", "first_round/netem_sweep_h4.csv", "first_round/netem_sweep_h4_env.txt"),
+    ("sweep_h8", "first_round/netem_sweep_h8.csv", "first_round/netem_sweep_h8_env.txt"),
+    ("formats", "first_round/netem_formats.csv", "first_round/netem_formats_env.txt"),
+    ("auto", "first_round/netem_auto.csv", "first_round/netem_auto_env.txt"),
     ("rotation", "rotation/netem_1gbit_h4/rows.csv", "rotation/netem_1gbit_h4/env.txt"),
     # Several ranks per host (2 and 4 hosts x 2 ranks; shared-memory rings inside a host, TCP
     # between): hierarchical beside the flat schedules over the same ranks.
@@ -49,16 +50,23 @@ DATASETS = [
 ] + [  # the same configurations measured again, nothing else running (bench/model_rerun.sh)
     ("rerun_" + n, "model_rerun/%s/rows.csv" % n, "model_rerun/%s/env.txt" % n)
     for n in ("sweep_h4", "sweep_h8", "formats", "auto", "rotation", "hier_h2x2", "hier_h4x2")
+] + [  # the second benchmark round (bench/run_benchmarks.sh, 2026-12-06), MPI and Gloo rows too
+    ("second_" + n, "netem_%s.csv" % n, "netem_%s_env.txt" % n)
+    for n in ("sweep_h4", "sweep_h8", "formats", "auto")
 ]
 # The first benchmark round (2026-12-03: builds with uncommitted changes, other builds and
-# tests on the same 2 cores), the runs after it (rotation, hierarchical) and the
-# rerun of all of them (bench/model_rerun.sh: a committed build, nothing else running).
+# tests on the same 2 cores; kept in bench/results/first_round/), the runs after it (rotation,
+# hierarchical), the rerun of all of them (bench/model_rerun.sh) and the second benchmark
+# round (bench/run_benchmarks.sh): the last two from committed builds, nothing else running.
 FIRST_ROUND = {"sweep_h4", "sweep_h8", "formats", "auto"}
+ROUNDS = ("first", "later", "rerun", "second")
 
 
 def round_of(dataset):
     if dataset.startswith("rerun_"):
         return "rerun"
+    if dataset.startswith("second_"):
+        return "second"
     return "first" if dataset in FIRST_ROUND else "later"
 
 OURS = {"ring", "full", "full_bidir", "semi", "two_shot", "hierarchical"}
@@ -260,19 +268,18 @@ def main():
              summary(points, "all points"), summary(held, "held-out points"),
              summary([p for p in held if p["size"] >= (1 << 20)], "held-out, >= 1 MiB"),
              summary([p for p in held if p["size"] < (1 << 20)], "held-out, < 1 MiB")]
-    for rnd in ("first", "later", "rerun"):
+    for rnd in ROUNDS:
         sel = [p for p in points if p["round"] == rnd]
         lines.append(summary(sel, "all points, round = %s" % rnd))
-        if rnd == "rerun":
-            lines.append(summary([p for p in sel if p["size"] >= (1 << 20)], "all points, rerun, >= 1 MiB"))
-            lines.append(summary([p for p in sel if p["size"] < (1 << 20)], "all points, rerun, < 1 MiB"))
+        if rnd in ("rerun", "second"):
+            lines.append(summary([p for p in sel if p["size"] >= (1 << 20)], "all points, %s, >= 1 MiB" % rnd))
+            lines.append(summary([p for p in sel if p["size"] < (1 << 20)], "all points, %s, < 1 MiB" % rnd))
     for key in ("dataset", "algo", "rate", "hosts", "rph"):
         for v in sorted({str(p[key]) for p in held}):
             lines.append(summary([p for p in held if str(p[key]) == v], "held-out, %s = %s" % (key, v)))
     # Repeatability of the measurements themselves: the same configuration (hosts, ranks per
-    # host, rate, dtype, schedule, size) measured in two runs: within the first round (its auto
-    # run repeats the sweep's bf16 rows), between the first round and the rerun, and within the
-    # rerun.
+    # host, rate, dtype, schedule, size) measured in two runs, per pair of rounds (within a
+    # round: its auto run repeats the sweep's bf16 rows).
     by_key = {}
     for p in points:
         by_key.setdefault(config_key(p), []).append(p)
