@@ -10,8 +10,9 @@
 //            and a - b on the upper one, the reference's operations on the reference's
 //            operands (the edge-value test data holds signed zeros and exact cancellations);
 //            passes 2.., per stage h = N .. P/2: (a, b) <- (a + b, a - b) vector by vector.
-//   inverse  the same scale (2^-ceil(k/2)) and stages on a stack tile, then the signs and the
-//            conversion to the destination type (raw.cc's exact converters).
+//   inverse  the same scale (2^-ceil(k/2)) and stages, then per vector the signs and the
+//            conversion to the destination type in the register (raw.cc's exact converters,
+//            convert_simd-inl.h), stored straight to the destination.
 // Every output element goes through the same adds in the same order as in
 // reference_rotation.cc, so every target is bitwise equal to it. Blocks with a piece shorter
 // than a vector (the tensor's tail, odd block sizes) are handed to the reference whole.
@@ -261,41 +262,26 @@ void RotateForwardImpl(const RotationSpec& spec, DType t, const void* src, size_
   }
 }
 
-void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint64_t offset,
-                       DType t, void* dst) {
+template <DType T>
+void InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offset, void* dst) {
   const DF df;
   const size_t N = hn::Lanes(df), B = spec.block;
   const Stages st;
   const uint64_t key = internal::RotationKey(spec.seed);
   const Pieces full(std::min(B, kMaxRotBlock));
   BlockSigns signs;
-  HWY_ALIGN float tile[kMaxRotBlock];
   HWY_ALIGN float scratch[kMaxRotBlock];
-  auto* d8 = static_cast<uint8_t*>(dst);
-  const size_t esize = DTypeSize(t);
-  // f32 results go straight to the destination (in place is fine: a piece is read whole
-  // before it is written); bf16/f16 results gather in the tile, block after block, and go
-  // through raw.cc's exact converters when it is full (one call per tile, not per block).
-  size_t tile_start = 0, tile_len = 0;
-  auto flush = [&] {
-    auto* d16 = reinterpret_cast<uint16_t*>(d8) + tile_start;
-    if (t == DType::kBFloat16) CvtF32ToBF16(tile, tile_len, d16);
-    if (t == DType::kFloat16) CvtF32ToF16(tile, tile_len, d16);
-    tile_len = 0;
-  };
+  // Results are converted in the register and stored to the destination. In place (dst ==
+  // in, f32) is fine: a piece is read whole before any of it is written.
   uint64_t b = offset / B;  // the block index, counted up (no division per block)
   for (size_t s = 0; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
     if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
-      ref::RotateInverse(spec, in + s, len, offset + s, t, d8 + s * esize);
+      ref::RotateInverse(spec, in + s, len, offset + s, T,
+                         static_cast<uint8_t*>(dst) + s * DTypeSize(T));
       continue;
     }
     signs.Start(key, b, B, len);
-    if (t != DType::kFloat32) {
-      if (tile_len > 0 && (tile_start + tile_len != s || tile_len + len > kMaxRotBlock)) flush();
-      if (tile_len == 0) tile_start = s;
-    }
-    float* out_f32 = t == DType::kFloat32 ? reinterpret_cast<float*>(d8) + s : tile + tile_len;
     size_t first = 0;
     const Pieces pieces = len == B ? full : Pieces(len);
     for (int pi = 0; pi < pieces.count; ++pi) {
@@ -303,17 +289,25 @@ void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint
       const size_t p = size_t(1) << k;
       const VF scale = hn::Set(df, PowTwoNeg((k + 1) / 2));
       const float* from = in + s + first;
+      const size_t at = s + first;
       auto load = [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
       auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
         const VF sign = st.Signs(signs.Bits(first + i * N));
-        hn::StoreU(hn::Xor(v, sign), df, out_f32 + first + i * N);
+        StoreF<T>(hn::Xor(v, sign), dst, at + i * N);
       };
       Piece(st, p, load, store, scratch);
       first += p;
     }
-    if (t != DType::kFloat32) tile_len += len;
   }
-  if (tile_len > 0) flush();
+}
+
+void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint64_t offset,
+                       DType t, void* dst) {
+  switch (t) {
+    case DType::kFloat32: return InverseT<DType::kFloat32>(spec, in, n, offset, dst);
+    case DType::kBFloat16: return InverseT<DType::kBFloat16>(spec, in, n, offset, dst);
+    case DType::kFloat16: return InverseT<DType::kFloat16>(spec, in, n, offset, dst);
+  }
 }
 
 bool SafeToRotateImpl(DType t, const void* src, size_t n) {

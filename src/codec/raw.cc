@@ -46,70 +46,10 @@ using VU = hn::Vec<DU>;
 
 HWY_INLINE VF BF16BitsToF32(VU h) { return hn::BitCast(DF(), hn::ShiftLeft<16>(h)); }
 
-using cvt::F16BitsToF32;  // convert_simd-inl.h
-
-HWY_INLINE VU F32ToBF16Bits(VF f) {
-  const DI di;
-  const DU du;
-  const VU b = hn::BitCast(du, f);
-  const VI abs = hn::BitCast(di, hn::And(b, hn::Set(du, 0x7FFFFFFFu)));
-  const VU lsb = hn::And(hn::ShiftRight<16>(b), hn::Set(du, 1u));
-  const VU r = hn::ShiftRight<16>(hn::Add(hn::Add(b, hn::Set(du, 0x7FFFu)), lsb));
-  return hn::IfThenElse(hn::RebindMask(du, (abs > hn::Set(di, 0x7F800000))),
-                        hn::Set(du, 0x7FC0u), r);
-}
-
-// f32 -> float with 5 exponent bits and kM mantissa bits (f16: 10, e5m2: 2), magnitude only,
-// finite inputs with |x| < 2^16 (callers select the overflow/NaN codes themselves).
-template <int kM>
-HWY_INLINE VU RoundToE5Finite(VU abs) {
-  const DF df;
-  const DI di;
-  const DU du;
-  constexpr int kDrop = 23 - kM;
-  const VU odd = hn::And(hn::ShiftRight<kDrop>(abs), hn::Set(du, 1u));
-  const VU bias = hn::Set(du, uint32_t(int32_t(15 - 127) * (1 << 23)) + ((1u << (kDrop - 1)) - 1));
-  const VU normal = hn::ShiftRight<kDrop>(hn::Add(hn::Add(abs, bias), odd));
-  const VF magic = hn::BitCast(df, hn::Set(du, uint32_t((127 - 15) + kDrop + 1) << 23));
-  const VU sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, abs), magic)),
-                         hn::BitCast(du, magic));
-  return hn::IfThenElse(
-      hn::RebindMask(du, (hn::BitCast(di, abs) < hn::Set(di, int32_t(113u << 23)))), sub,
-      normal);
-}
-
-// f32 -> the bits of a float with 5 exponent bits and kM mantissa bits: f16 (kM = 10) or
-// e5m2 (kM = 2), sign at bit 5 + kM. Huge finite values are clamped below 2^16 first so the
-// normal path cannot wrap; then f16 overflows to Inf (IEEE) while e5m2 saturates finite
-// values to its largest (0x7B) and keeps Inf as Inf. NaN: 0x7E00 / 0x7F.
-template <int kM>
-HWY_INLINE VU F32ToE5Bits(VF f) {
-  static_assert(kM == 10 || kM == 2, "f16 or e5m2");
-  constexpr uint32_t kInfCode = 0x1Fu << kM;  // 0x7C00 / 0x7C
-  constexpr uint32_t kNaNCode = kM == 10 ? 0x7E00u : 0x7Fu;
-  const DI di;
-  const DU du;
-  const VU b = hn::BitCast(du, f);
-  const VU abs = hn::And(b, hn::Set(du, 0x7FFFFFFFu));
-  const VI absi = hn::BitCast(di, abs);
-  const VU sign = hn::And(hn::ShiftRight<26 - kM>(b), hn::Set(du, 1u << (5 + kM)));
-  const VU big = hn::Set(du, 0x477FFFFFu);
-  const VU clamped = hn::BitCast(du, hn::Min(absi, hn::BitCast(di, big)));
-  VU mag = RoundToE5Finite<kM>(clamped);
-  if constexpr (kM == 10) {
-    mag = hn::IfThenElse(hn::RebindMask(du, (absi > hn::BitCast(di, big))),
-                         hn::Set(du, kInfCode), mag);
-  } else {
-    mag = hn::Min(mag, hn::Set(du, kInfCode - 1));  // saturate
-    mag = hn::IfThenElse(hn::RebindMask(du, (absi == hn::Set(di, 0x7F800000))),
-                         hn::Set(du, kInfCode), mag);
-  }
-  mag = hn::Or(mag, sign);
-  return hn::IfThenElse(hn::RebindMask(du, (absi > hn::Set(di, 0x7F800000))),
-                        hn::Set(du, kNaNCode), mag);
-}
-HWY_INLINE VU F32ToF16Bits(VF f) { return F32ToE5Bits<10>(f); }
-HWY_INLINE VU F32ToE5M2Bits(VF f) { return F32ToE5Bits<2>(f); }
+using cvt::F16BitsToF32;  // convert_simd-inl.h, as are the three below
+using cvt::F32ToBF16Bits;
+using cvt::F32ToF16Bits;
+using cvt::F32ToE5M2Bits;
 
 // ---- Typed vector load / store of one vector at element index i ----------------------------
 

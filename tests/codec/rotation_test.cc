@@ -192,8 +192,8 @@ TEST_P(RotationPerTarget, BitwiseEqualToReference) {
   std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 13 + 5));
   for (DType t : kDTypes)
     for (uint32_t B : kBlocks)
-      // 5000 + B / 2: more than one 4096-element tile of bf16/f16 results and, at small
-      // blocks, more than one batch of 64 sign words.
+      // 5000 + B / 2: longer than the kernel's 4096-element scratch and, at small blocks,
+      // more than one batch of 64 sign words.
       for (size_t n : {size_t(1), size_t(B - 1), size_t(B), size_t(B + 1), size_t(3 * B + 5),
                        size_t(17 * B), size_t(5000 + B / 2)})
       for (bool edges : {false, true}) {
