@@ -110,8 +110,8 @@ facts() {   # the runs' commands, one example mpirun line, load and link checks
   sed -n 's/^command: /bash /p' "$@"
   echo '```'
   echo
-  echo "Machine load (1-minute load average on 2 cores; other engineers' builds and tests ran"
-  echo "at the same time), link checks and per-launch tbf drops:"
+  echo "Machine load (1-minute load average on $(nproc) cores; it counts the run's own launches,"
+  echo "and anything else that ran beside them), link checks and per-launch tbf drops:"
   echo
   echo '```'
   grep -h -E "^(kernel|H=|load|note)" "$@" | sed "s|$REPO/||g"
