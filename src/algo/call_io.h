@@ -18,7 +18,10 @@
 // the temporary's tile is still in cache when the next kernel reads it.
 // Segments start on block boundaries, which are the rotation's block boundaries. Error
 // feedback keeps the residual in the caller's (unrotated) domain: every loss is
-// inverse-rotated before it is added.
+// inverse-rotated before it is added. A guarded rotation (codec.h, RotationSpec::guard)
+// turns a block with an input the rotation must not see into NaN on the way in, and
+// DecodeOut notes a NaN or Inf result on the way out (RotatedNonfinite), so that the caller
+// can repeat the call unrotated (communicator.cc).
 //
 // Threads (RunArgs::pool, option `threads`): each kernel call on a segment of at least
 // 2 * kMinPartElems elements is cut into up to T parts on block boundaries (codec::PartOf;
@@ -28,6 +31,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 #include "algo/parts.h"
@@ -181,18 +185,22 @@ class CallIo {
     });
   }
   /// out[r] <- decode(wire), inverse-rotated when a rotation is on (tile by tile: each tile is
-  /// decoded into the temporary and inverse-rotated while it is in cache).
+  /// decoded into the temporary and inverse-rotated while it is in cache). A guarded rotation
+  /// notes whether a result was NaN or Inf (RotatedNonfinite).
   void DecodeOut(const codec::WireSpec& w, const uint8_t* wire, Range r) {
     if (!codec_on_) return;
     if (!rotate_) return Decode(w, wire, r.count, args_->dtype, Out(r));
     ForTiles(w, r.count, nullptr, [&](Range q, codec::EncodeStats*) {
       const codec::WirePart wp = PartSpec(w, r.count, q);
       codec::Decode(wp.spec, wire + wp.wire_at, q.count, DType::kFloat32, tmp_[0] + q.begin);
-      codec::RotateInverse(args_->rotation, tmp_[0] + q.begin, q.count,
-                           r.begin + q.begin + args_->element_offset, args_->dtype,
-                           At(Out(r), args_->dtype, q.begin));
+      if (codec::RotateInverse(args_->rotation, tmp_[0] + q.begin, q.count,
+                               r.begin + q.begin + args_->element_offset, args_->dtype,
+                               At(Out(r), args_->dtype, q.begin)))
+        nonfinite_.store(true, std::memory_order_relaxed);
     });
   }
+  /// Whether a guarded rotation's inverse gave a NaN or Inf result (DecodeOut) so far.
+  bool RotatedNonfinite() const { return nonfinite_.load(std::memory_order_relaxed); }
   /// Error feedback: staged <- f32(send) + residual (rotated when a rotation is on), then
   /// residual <- 0: the call's contribution, to which every encode of this rank adds back
   /// what it loses (EncodeWithLoss, OwnerLoss).
@@ -287,6 +295,7 @@ class CallIo {
   float* staged_ = nullptr;
   float* tmp_[2] = {nullptr, nullptr};
   bool rotate_ = false;
+  std::atomic<bool> nonfinite_{false};  // set from the pool's threads (DecodeOut)
   transport::Transport* t_;
   size_t n_;
   transport::Deadline deadline_;

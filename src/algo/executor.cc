@@ -304,7 +304,9 @@ class Run {
     for (size_t k = 0; k < L_.m; ++k)
       for (int g = 0; g < p_.num_regions; ++g) EQUARX_RETURN_IF_ERROR(FinishShard(g, k));
     EQUARX_RETURN_IF_ERROR(AllGather());
-    return io_.WaitAll();
+    EQUARX_RETURN_IF_ERROR(io_.WaitAll());
+    if (a_.rotated_nonfinite) *a_.rotated_nonfinite = io_.RotatedNonfinite();
+    return Status::Ok();
   }
 
   const Plan& p_;

@@ -69,6 +69,10 @@ struct RunArgs {
   codec::EncodeStats* stats = nullptr;
   /// Rotation of the contributions (block 0: none); see call_io.h.
   codec::RotationSpec rotation;
+  /// With a guarded rotation (rotation.guard): set to whether any result of this rank's
+  /// inverse rotations was NaN or Inf (every element of the output passes through one), when
+  /// the call succeeds. Null otherwise.
+  bool* rotated_nonfinite = nullptr;
   /// Index of element 0 of this call in a larger tensor (hierarchical.cc runs one call per
   /// shard): rotation blocks are numbered from the larger tensor's element 0. Block-aligned.
   size_t element_offset = 0;

@@ -204,9 +204,15 @@ WirePart PartOf(const WireSpec& spec, size_t n, size_t begin);
 // rounding; the power-of-two factors are exact and make the transform orthogonal up to a
 // factor of 1 or sqrt(2) (which block scaling ignores). A sign flip is an XOR of the sign bit.
 // Fixed operation order: the reference and every SIMD target give bitwise equal results.
+// Guarded rotation (`guard`): for a call that rotates without first checking its inputs
+// (SafeToRotate). The forward transform outputs every block whose input holds a value
+// SafeToRotate refuses (NaN, Inf, |x| >= 2^100) as canonical NaNs, so that the sums of that
+// block are NaN on every rank; the inverse reports whether any of its f32 results (before the
+// conversion to the destination type) is NaN or Inf. Without `guard` neither happens.
 struct RotationSpec {
   uint32_t block = 0;  ///< rotation block (0: no rotation)
   uint64_t seed = 0;
+  bool guard = false;
 };
 /// The 64 sign bits of elements 64c .. 64c+63 of rotation block b.
 uint64_t RotationSignWord(uint64_t seed, uint64_t b, uint32_t c);

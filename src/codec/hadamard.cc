@@ -13,6 +13,10 @@
 //   inverse  the same scale (2^-ceil(k/2)) and stages, then per vector the signs and the
 //            conversion to the destination type in the register (raw.cc's exact converters,
 //            convert_simd-inl.h), stored straight to the destination.
+// Guarded (spec.guard, codec.h): the forward pass keeps the largest |input| bits of each block
+// in a vector and, where a lane reaches 2^100 (or Inf/NaN), writes the block as NaN; the
+// inverse keeps the largest |result| bits of the call and reports Inf/NaN. One max per vector
+// and one compare per block (forward) or call (inverse); no reduction across lanes.
 // Every output element goes through the same adds in the same order as in
 // reference_rotation.cc, so every target is bitwise equal to it. Blocks with a piece shorter
 // than a vector (the tensor's tail, odd block sizes) are handed to the reference whole.
@@ -217,8 +221,15 @@ HWY_INLINE void Piece(const Stages& st, size_t p, In in, Out out, float* scratch
   for (size_t i = 0; i < m; ++i) out(i, hn::LoadU(df, scratch + i * N));
 }
 
-template <DType T>
-void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offset, float* out) {
+// Bits of |x| from which SafeToRotate refuses x (2^100; Inf and NaN are above), and of Inf.
+constexpr int32_t kGuardUnsafeBits = 0x71800000;
+constexpr int32_t kGuardInfBits = 0x7F800000;
+
+// Whether any lane of m (abs bits) is at least `bits`: one compare, no reduction across lanes.
+HWY_INLINE bool AnyAtLeast(VI m, int32_t bits) { return !hn::AllFalse(DI(), hn::Gt(m, hn::Set(DI(), bits - 1))); }
+
+template <DType T, bool kGuard>
+bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offset, float* out) {
   const DF df;
   const size_t N = hn::Lanes(df), B = spec.block;
   const Stages st;
@@ -226,15 +237,17 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
   const Pieces full(std::min(B, kMaxRotBlock));
   BlockSigns signs;
   HWY_ALIGN float scratch[kMaxRotBlock];
+  bool poisoned = false;
   uint64_t b = offset / B;  // the block index, counted up (no division per block)
   for (size_t s = 0; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
     if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
-      ref::RotateForward(spec, T, static_cast<const uint8_t*>(src) + s * DTypeSize(T), len,
-                         offset + s, out + s);
+      poisoned |= ref::RotateForward(spec, T, static_cast<const uint8_t*>(src) + s * DTypeSize(T),
+                                     len, offset + s, out + s);
       continue;
     }
     signs.Start(key, b, B, len);
+    VI m = hn::Zero(DI());  // guard: the block's largest |input| bits
     size_t first = 0;
     const Pieces pieces = len == B ? full : Pieces(len);
     for (int pi = 0; pi < pieces.count; ++pi) {
@@ -244,26 +257,43 @@ void ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
       const size_t at = s + first;
       auto in = [&](size_t i) EQUARX_LAMBDA_INLINE {
         const VF sign = st.Signs(signs.Bits(first + i * N));
-        return hn::Mul(hn::Xor(LoadF<T>(src, at + i * N), sign), scale);
+        const VF x = LoadF<T>(src, at + i * N);
+        if constexpr (kGuard) m = hn::Max(m, AbsBits(x));
+        return hn::Mul(hn::Xor(x, sign), scale);
       };
       auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE { hn::StoreU(v, df, out + at + i * N); };
       Piece(st, p, in, store, scratch);
       first += p;
     }
+    if constexpr (kGuard) {
+      if (AnyAtLeast(m, kGuardUnsafeBits)) {  // the whole block was read before any of it was written
+        internal::PoisonBlock(out + s, len);
+        poisoned = true;
+      }
+    }
   }
+  return poisoned;
 }
 
-void RotateForwardImpl(const RotationSpec& spec, DType t, const void* src, size_t n,
-                       uint64_t offset, float* out) {
+template <bool kGuard>
+bool ForwardG(const RotationSpec& spec, DType t, const void* src, size_t n, uint64_t offset,
+              float* out) {
   switch (t) {
-    case DType::kFloat32: return ForwardT<DType::kFloat32>(spec, src, n, offset, out);
-    case DType::kBFloat16: return ForwardT<DType::kBFloat16>(spec, src, n, offset, out);
-    case DType::kFloat16: return ForwardT<DType::kFloat16>(spec, src, n, offset, out);
+    case DType::kFloat32: return ForwardT<DType::kFloat32, kGuard>(spec, src, n, offset, out);
+    case DType::kBFloat16: return ForwardT<DType::kBFloat16, kGuard>(spec, src, n, offset, out);
+    case DType::kFloat16: return ForwardT<DType::kFloat16, kGuard>(spec, src, n, offset, out);
   }
+  return false;
 }
 
-template <DType T>
-void InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offset, void* dst) {
+bool RotateForwardImpl(const RotationSpec& spec, DType t, const void* src, size_t n,
+                       uint64_t offset, float* out) {
+  return spec.guard ? ForwardG<true>(spec, t, src, n, offset, out)
+                    : ForwardG<false>(spec, t, src, n, offset, out);
+}
+
+template <DType T, bool kGuard>
+bool InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offset, void* dst) {
   const DF df;
   const size_t N = hn::Lanes(df), B = spec.block;
   const Stages st;
@@ -273,12 +303,14 @@ void InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offs
   HWY_ALIGN float scratch[kMaxRotBlock];
   // Results are converted in the register and stored to the destination. In place (dst ==
   // in, f32) is fine: a piece is read whole before any of it is written.
+  bool nonfinite = false;
+  VI m = hn::Zero(DI());  // guard: the largest |result| bits
   uint64_t b = offset / B;  // the block index, counted up (no division per block)
   for (size_t s = 0; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
     if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
-      ref::RotateInverse(spec, in + s, len, offset + s, T,
-                         static_cast<uint8_t*>(dst) + s * DTypeSize(T));
+      nonfinite |= ref::RotateInverse(spec, in + s, len, offset + s, T,
+                                      static_cast<uint8_t*>(dst) + s * DTypeSize(T));
       continue;
     }
     signs.Start(key, b, B, len);
@@ -293,21 +325,32 @@ void InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offs
       auto load = [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
       auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
         const VF sign = st.Signs(signs.Bits(first + i * N));
+        if constexpr (kGuard) m = hn::Max(m, AbsBits(v));
         StoreF<T>(hn::Xor(v, sign), dst, at + i * N);
       };
       Piece(st, p, load, store, scratch);
       first += p;
     }
   }
+  if constexpr (kGuard) nonfinite |= AnyAtLeast(m, kGuardInfBits);
+  return nonfinite;
 }
 
-void RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint64_t offset,
-                       DType t, void* dst) {
+template <bool kGuard>
+bool InverseG(const RotationSpec& spec, const float* in, size_t n, uint64_t offset, DType t,
+              void* dst) {
   switch (t) {
-    case DType::kFloat32: return InverseT<DType::kFloat32>(spec, in, n, offset, dst);
-    case DType::kBFloat16: return InverseT<DType::kBFloat16>(spec, in, n, offset, dst);
-    case DType::kFloat16: return InverseT<DType::kFloat16>(spec, in, n, offset, dst);
+    case DType::kFloat32: return InverseT<DType::kFloat32, kGuard>(spec, in, n, offset, dst);
+    case DType::kBFloat16: return InverseT<DType::kBFloat16, kGuard>(spec, in, n, offset, dst);
+    case DType::kFloat16: return InverseT<DType::kFloat16, kGuard>(spec, in, n, offset, dst);
   }
+  return false;
+}
+
+bool RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint64_t offset,
+                       DType t, void* dst) {
+  return spec.guard ? InverseG<true>(spec, in, n, offset, t, dst)
+                    : InverseG<false>(spec, in, n, offset, t, dst);
 }
 
 bool SafeToRotateImpl(DType t, const void* src, size_t n) {
@@ -337,13 +380,13 @@ bool SafeToRotateImpl(DType t, const void* src, size_t n) {
 }  // namespace
 
 // Exported wrappers (HWY_EXPORT needs names outside the anonymous namespace).
-void RotateForwardTarget(const RotationSpec& spec, DType t, const void* src, size_t n,
+bool RotateForwardTarget(const RotationSpec& spec, DType t, const void* src, size_t n,
                          uint64_t offset, float* out) {
-  RotateForwardImpl(spec, t, src, n, offset, out);
+  return RotateForwardImpl(spec, t, src, n, offset, out);
 }
-void RotateInverseTarget(const RotationSpec& spec, const float* in, size_t n, uint64_t offset,
+bool RotateInverseTarget(const RotationSpec& spec, const float* in, size_t n, uint64_t offset,
                          DType t, void* dst) {
-  RotateInverseImpl(spec, in, n, offset, t, dst);
+  return RotateInverseImpl(spec, in, n, offset, t, dst);
 }
 bool SafeToRotateTarget(DType t, const void* src, size_t n) { return SafeToRotateImpl(t, src, n); }
 
@@ -358,16 +401,16 @@ HWY_EXPORT(RotateForwardTarget);
 HWY_EXPORT(RotateInverseTarget);
 HWY_EXPORT(SafeToRotateTarget);
 
-void RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
+bool RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
                    float* out) {
-  if (n == 0 || spec.block == 0) return;
-  HWY_DYNAMIC_DISPATCH(RotateForwardTarget)(spec, src_type, src, n, offset, out);
+  if (n == 0 || spec.block == 0) return false;
+  return HWY_DYNAMIC_DISPATCH(RotateForwardTarget)(spec, src_type, src, n, offset, out);
 }
 
-void RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
+bool RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
                    void* dst) {
-  if (n == 0 || spec.block == 0) return;
-  HWY_DYNAMIC_DISPATCH(RotateInverseTarget)(spec, in, n, offset, dst_type, dst);
+  if (n == 0 || spec.block == 0) return false;
+  return HWY_DYNAMIC_DISPATCH(RotateInverseTarget)(spec, in, n, offset, dst_type, dst);
 }
 
 bool SafeToRotate(DType type, const void* src, size_t n) {

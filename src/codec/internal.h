@@ -284,5 +284,7 @@ void RawDecodeAccumulate(Format f, const uint8_t* wire, size_t n, DType local_ty
 void RawDecodeAccumulateEncode(Format f, const uint8_t* wire_in, size_t n, DType local_type,
                                const void* local, uint8_t* wire_out);
 void ConvertDtypes(DType src_type, const void* src, size_t n, DType dst_type, void* dst);
+/// out[0 .. len) <- canonical NaN: a guarded rotation's block that must not be rotated.
+void PoisonBlock(float* out, size_t len);
 
 }  // namespace equarx::codec::internal

@@ -15,6 +15,11 @@ uint64_t RotationSignWord(uint64_t seed, uint64_t b, uint32_t c) {
   return internal::SignWord(internal::RotationKey(seed), b, c);
 }
 
+void internal::PoisonBlock(float* out, size_t len) {
+  const uint32_t nan = 0x7FC00000u;
+  for (size_t j = 0; j < len; ++j) std::memcpy(out + j, &nan, 4);
+}
+
 namespace ref {
 namespace {
 
@@ -56,12 +61,18 @@ void StoreAs(DType t, void* dst, size_t i, float v) {
 
 }  // namespace
 
-void RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
+bool RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n, uint64_t offset,
                    float* out) {
   const size_t B = spec.block;
+  bool poisoned = false;
   for (size_t s = 0; s < n; s += B) {
     const size_t len = std::min(B, n - s);
     const uint64_t b = (offset + s) / B;
+    if (spec.guard && !SafeToRotate(src_type, static_cast<const uint8_t*>(src) + s * DTypeSize(src_type), len)) {
+      internal::PoisonBlock(out + s, len);
+      poisoned = true;
+      continue;
+    }
     for (size_t j = 0; j < len; ++j) {
       const uint64_t w = RotationSignWord(spec.seed, b, uint32_t(j / 64));
       out[s + j] = FlipIf(internal::LoadAsF32(src_type, src, s + j), (w >> (j % 64)) & 1);
@@ -72,12 +83,14 @@ void RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n,
       Butterfly(out + s + first, p);
     });
   }
+  return poisoned;
 }
 
-void RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
+bool RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
                    void* dst) {
   const size_t B = spec.block;
   std::vector<float> tmp(B);
+  bool nonfinite = false;
   for (size_t s = 0; s < n; s += B) {
     const size_t len = std::min(B, n - s);
     const uint64_t b = (offset + s) / B;
@@ -89,9 +102,11 @@ void RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset
     });
     for (size_t j = 0; j < len; ++j) {
       const uint64_t w = RotationSignWord(spec.seed, b, uint32_t(j / 64));
+      nonfinite = nonfinite || (spec.guard && !std::isfinite(tmp[j]));
       StoreAs(dst_type, dst, s + j, FlipIf(tmp[j], (w >> (j % 64)) & 1));
     }
   }
+  return nonfinite;
 }
 
 bool SafeToRotate(DType type, const void* src, size_t n) {

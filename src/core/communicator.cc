@@ -198,20 +198,53 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   }
   // A rotation would spread a NaN/Inf over its block (or overflow on huge values): such a call
   // runs unrotated on every rank, which the descriptor exchange makes every rank agree on.
+  // Each rank finds out in one of two ways (validate on):
+  //  - a rank that could repeat the call (a flat algorithm, out of place, no error feedback,
+  //    normal execution mode) does not read its input first (kUnscanned). If every rank is
+  //    such, the call rotates guarded (codec.h: a block with an unsafe input comes out NaN)
+  //    and, where a result is NaN or Inf, is repeated unrotated. Every rank inverse-rotates
+  //    every element of the same wire bytes (the executor's DecodeOut), so every rank sees the
+  //    same and repeats or not;
+  //  - any other rank checks its input before the exchange (SafeToRotate: kSafe or kUnsafe).
+  // A kUnsafe anywhere: unrotated. kSafe and kUnscanned mixed: the unscanned ranks check now
+  // and a second exchange settles it. Without validate nothing is checked (documented).
   bool rotate = o.rotation == Rotation::kHadamard && t->size() > 1 && count > 0;
-  bool unsafe = false;
-  if (rotate && local.ok() && o.validate) {
-    unsafe = !codec::SafeToRotate(dtype, send, count) ||
-             (extras.residual && !codec::SafeToRotate(DType::kFloat32, extras.residual, count));
-  }
+  enum : uint8_t { kSafe = 0, kUnsafe = 1, kUnscanned = 2 };
+  auto scan = [&]() -> uint8_t {
+    const bool safe = codec::SafeToRotate(dtype, send, count) &&
+                      (!extras.residual || codec::SafeToRotate(DType::kFloat32, extras.residual, count));
+    return safe ? kSafe : kUnsafe;
+  };
+  const size_t bytes = count * DTypeSize(dtype);
+  const auto s0 = reinterpret_cast<uintptr_t>(send), r0 = reinterpret_cast<uintptr_t>(recv);
+  const bool can_repeat = o.algorithm != Algorithm::kHierarchical && !extras.residual &&
+                          o.mode == ExecutionMode::kNormal && (s0 + bytes <= r0 || r0 + bytes <= s0);
+  uint8_t rotation_state = kSafe;
+  if (rotate && local.ok() && o.validate) rotation_state = can_repeat ? kUnscanned : scan();
+  bool guard = false;
   if (o.validate && t->size() > 1) {
-    const core::Descriptor mine = core::Describe(count, dtype, o, table->Hash(), unsafe, local);
+    const core::Descriptor mine = core::Describe(count, dtype, o, table->Hash(), rotation_state, local);
     // Argument errors are agreed on every rank (the communicator stays usable); a failed
     // exchange is not.
     Status agreed = core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline, m.descriptors.data(),
                                 m.check_requests.data());
     if (!agreed.ok()) return m.Fail(seq, agreed, false);
-    for (const core::Descriptor& d : m.descriptors) rotate = rotate && !d.unsafe_for_rotation;
+    bool unsafe = false, unscanned = false, all_unscanned = true;
+    for (const core::Descriptor& d : m.descriptors) {
+      unsafe = unsafe || d.unsafe_for_rotation == kUnsafe;
+      unscanned = unscanned || d.unsafe_for_rotation == kUnscanned;
+      all_unscanned = all_unscanned && d.unsafe_for_rotation == kUnscanned;
+    }
+    if (rotate && !unsafe && unscanned && !all_unscanned) {  // mixed: check now, agree again
+      if (rotation_state == kUnscanned) rotation_state = scan();
+      const core::Descriptor again = core::Describe(count, dtype, o, table->Hash(), rotation_state, local);
+      agreed = core::Agree(t, again, tag_base | 0xFFFFFFFEull, deadline, m.descriptors.data(),
+                           m.check_requests.data());
+      if (!agreed.ok()) return m.Fail(seq, agreed, false);
+      for (const core::Descriptor& d : m.descriptors) unsafe = unsafe || d.unsafe_for_rotation == kUnsafe;
+    }
+    rotate = rotate && !unsafe;
+    guard = rotate && all_unscanned;
   } else if (!local.ok()) {
     return local;
   }
@@ -244,7 +277,9 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   args.residual = extras.residual;
   codec::EncodeStats encode_stats;
   if (extras.stats) args.stats = &encode_stats;
-  if (rotate) args.rotation = codec::RotationSpec{uint32_t(RotationBlockOf(o)), o.seed};
+  if (rotate) args.rotation = codec::RotationSpec{uint32_t(RotationBlockOf(o)), o.seed, guard};
+  bool nonfinite = false;
+  if (guard) args.rotated_nonfinite = &nonfinite;
   args.pool = m.Pool(o.threads, o.ranks_per_host);
   Status st;
   if (o.algorithm == Algorithm::kHierarchical) {
@@ -259,6 +294,13 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
     if (!st.ok()) return st;
     if (!rotate) args.rotation = codec::RotationSpec{};
     st = algo::Execute(plan, args, &m.scratch);
+  }
+  if (st.ok() && nonfinite) {
+    // A guarded call met an input it must not rotate, or overflowed: every rank saw a NaN or Inf
+    // result, and every rank still has its input (out of place). Run it again unrotated.
+    AllReduceOptions unrotated = options;
+    unrotated.rotation = Rotation::kNone;
+    return AllReduce(send, recv, count, dtype, unrotated, extras);
   }
   if (extras.stats) *extras.stats = ToStats(encode_stats);
   return m.Fail(seq, st, true);

@@ -8,7 +8,7 @@
 namespace equarx::core {
 namespace {
 constexpr uint32_t kMagic = 0x45515258;  // "EQRX"
-constexpr uint32_t kVersion = 4;  // 4: room for 24 option fields
+constexpr uint32_t kVersion = 5;  // 4: room for 24 option fields; 5: rotation state "not checked"
 
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
 bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
@@ -58,14 +58,14 @@ bool UsesAuto(const AllReduceOptions& o) {
 }
 
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64_t tune_hash,
-                    bool unsafe_for_rotation, const Status& local) {
+                    uint8_t unsafe_for_rotation, const Status& local) {
   Descriptor d;
   std::memset(&d, 0, sizeof d);
   d.magic = kMagic;
   d.version = kVersion;
   d.count = count;
   d.dtype = uint8_t(dtype);
-  d.unsafe_for_rotation = unsafe_for_rotation ? 1 : 0;
+  d.unsafe_for_rotation = unsafe_for_rotation;
   size_t n = 0;
   const OptionField* t = OptionFields(&n);
   for (size_t i = 0; i < n; ++i)

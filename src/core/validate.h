@@ -23,7 +23,8 @@ struct Descriptor {
   uint32_t version;
   uint64_t count;
   uint8_t dtype;
-  uint8_t unsafe_for_rotation;  // this rank's input holds a value the rotation must not see
+  uint8_t unsafe_for_rotation;  // whether this rank's input holds a value the rotation must not
+                                // see: 0 no, 1 yes, 2 not checked (communicator.cc)
   uint8_t pad[6];
   uint64_t tune_hash;   // hash of auto's table when the call uses auto (UsesAuto), else 0
   uint64_t fields[kMaxDescribedFields];
@@ -41,7 +42,7 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
                   const AllReduceOptions& o, const float* residual = nullptr);
 
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64_t tune_hash,
-                    bool unsafe_for_rotation, const Status& local);
+                    uint8_t unsafe_for_rotation, const Status& local);
 
 /// Sends `mine` to every rank and receives theirs; returns the first rank's local error, a
 /// mismatch, or a transport failure — the same verdict on every rank.

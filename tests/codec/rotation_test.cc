@@ -5,7 +5,11 @@
 //   - every SIMD target bitwise equal to the reference, forward and inverse, every dtype,
 //     block sizes {16, 32, 64, 128, 256, 4096, odd}, tails, offsets and in-place calls, on
 //     Gaussian data and on data with signed zeros, subnormals and exact cancellations;
-//   - SafeToRotate on NaN, Inf and huge values in the vector body and in the tail.
+//   - SafeToRotate on NaN, Inf and huge values in the vector body and in the tail;
+//   - the guarded rotation (spec.guard): the forward pass writes exactly the blocks that
+//     SafeToRotate refuses as NaN and says so, the inverse reports NaN/Inf among its f32
+//     results (also where only its own butterflies overflow), every SIMD target equal to the
+//     reference in bits and in what it reports; without guard neither happens.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -218,6 +222,71 @@ TEST_P(RotationPerTarget, BitwiseEqualToReference) {
           ASSERT_EQ(0, std::memcmp(want_back.data(), inplace.data(), n * 4)) << "in place " << where;
         }
       }
+}
+
+TEST_P(RotationPerTarget, GuardedPoisonsExactlyTheUnsafeBlocksAndReportsNonFiniteResults) {
+  std::mt19937 rng(uint32_t(uint64_t(GetParam()) * 7 + 3));
+  for (DType t : kDTypes)
+    for (uint32_t B : kBlocks)
+      for (size_t n : {size_t(B - 1), size_t(3 * B + 5), size_t(17 * B)})
+        for (int bad : {0, 1, 2, 3}) {  // none, NaN, Inf, 2^110 (f32/bf16; f16 has no 2^110)
+          if (n == 0 || (bad == 3 && t == DType::kFloat16)) continue;
+          auto bytes = Gaussian(t, n, rng, 10.0f);
+          std::vector<size_t> at;
+          if (bad != 0)
+            for (size_t i : {size_t(0), n / 2, n - 1}) {  // first, middle and last block
+              const float v = bad == 1 ? NAN : bad == 2 ? -INFINITY : 0x1p110f;
+              ref::Convert(DType::kFloat32, &v, 1, t, bytes.data() + i * DTypeSize(t));
+              at.push_back(i);
+            }
+          const RotationSpec guarded{B, 77, true}, plain{B, 77};
+          const uint64_t offset = uint64_t(B) * (rng() % 1000);
+          const std::string where = TargetName(GetParam()) + " " + std::string(DTypeName(t)) +
+                                    " B=" + std::to_string(B) + " n=" + std::to_string(n) +
+                                    " bad=" + std::to_string(bad);
+          std::vector<float> want(n), got(n), unguarded(n);
+          const bool want_p = ref::RotateForward(guarded, t, bytes.data(), n, offset, want.data());
+          const bool got_p = RotateForward(guarded, t, bytes.data(), n, offset, got.data());
+          ASSERT_EQ(want_p, got_p) << where;
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), n * 4)) << "forward " << where;
+          ASSERT_EQ(want_p, bad != 0) << where;
+          ASSERT_FALSE(RotateForward(plain, t, bytes.data(), n, offset, unguarded.data())) << where;
+          for (size_t s = 0; s < n; s += B) {  // the refused blocks are NaN, the others rotated
+            const size_t len = std::min<size_t>(B, n - s);
+            const bool refused = !ref::SafeToRotate(t, bytes.data() + s * DTypeSize(t), len);
+            for (size_t j = s; j < s + len; ++j) {
+              if (refused) {
+                ASSERT_EQ(std::bit_cast<uint32_t>(got[j]), 0x7FC00000u) << where << " element " << j;
+              } else {
+                ASSERT_EQ(std::bit_cast<uint32_t>(got[j]), std::bit_cast<uint32_t>(unguarded[j]))
+                    << where << " element " << j;
+              }
+            }
+          }
+          // The inverse of the guarded output: NaN results exactly where a block was refused.
+          std::vector<uint8_t> want_back(n * DTypeSize(t)), got_back(n * DTypeSize(t));
+          const bool want_nf = ref::RotateInverse(guarded, got.data(), n, offset, t, want_back.data());
+          const bool got_nf = RotateInverse(guarded, got.data(), n, offset, t, got_back.data());
+          ASSERT_EQ(want_nf, got_nf) << where;
+          ASSERT_EQ(want_back, got_back) << "inverse " << where;
+          ASSERT_EQ(got_nf, bad != 0) << where;
+          ASSERT_FALSE(RotateInverse(plain, got.data(), n, offset, t, got_back.data())) << where;
+        }
+}
+
+TEST_P(RotationPerTarget, GuardedInverseReportsItsOwnOverflow) {
+  // Finite inputs whose inverse butterflies overflow: the results are Inf/NaN, and the guarded
+  // inverse must say so although nothing non-finite went in.
+  for (uint32_t B : {16u, 64u, 128u, 100u}) {
+    const size_t n = 3 * size_t(B);
+    std::vector<float> y(n, 0x1.fffffep127f);
+    std::vector<float> back(n);
+    const RotationSpec guarded{B, 5, true};
+    const bool want = ref::RotateInverse(guarded, y.data(), n, 0, DType::kFloat32, back.data());
+    ASSERT_TRUE(want) << B;
+    ASSERT_EQ(want, RotateInverse(guarded, y.data(), n, 0, DType::kFloat32, back.data()))
+        << TargetName(GetParam()) << " B=" << B;
+  }
 }
 
 EQUARX_INSTANTIATE_PER_TARGET(RotationPerTarget);

@@ -7,7 +7,9 @@
 //   - a quantized call with a rotation is bitwise the unrotated call on rotated inputs;
 //   - on data with outlier channels the rotation lowers the error (its purpose);
 //   - non-finite or huge inputs on any rank: the call runs unrotated on every rank (bitwise the
-//     rotation=none result), NaN/Inf where the IEEE sum has them;
+//     rotation=none result), NaN/Inf where the IEEE sum has them, whether the ranks check their
+//     inputs first (in place), rotate guarded and repeat (out of place), or are mixed; safe
+//     inputs are rotated either way, and a repeated call keeps the group's calls in step;
 //   - stochastic rounding, telemetry and error feedback (residuals in the caller's domain
 //     conserve the sum) with a rotation; the same bits on every SIMD target;
 //   - bad combinations and mismatched rotations refused on every rank.
@@ -180,24 +182,87 @@ TEST(Rotation, LowersTheErrorOnOutlierData) {
   }
 }
 
+// One call on every rank of a new group, rank r in place where in_place[r]; every rank must
+// succeed. Returns every rank's output.
+std::vector<Buffer> ReduceMixed(const std::vector<Buffer>& in, const AllReduceOptions& o,
+                                const std::vector<bool>& in_place) {
+  std::vector<Buffer> out = in;
+  auto st = RunRanks(int(in.size()), [&](Communicator& c) {
+    const size_t r = size_t(c.rank());
+    const void* src = in_place[r] ? out[r].data() : in[r].data();
+    return c.AllReduce(src, out[r].data(), in[0].size(), in[0].dtype, o);
+  });
+  for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
+  return out;
+}
+
 TEST(Rotation, NonFiniteOrHugeInputsRunUnrotatedOnEveryRank) {
+  // Out of place every rank rotates guarded and repeats the call unrotated when a result comes
+  // out NaN/Inf; in place every rank checks its input first; mixed, the out-of-place ranks
+  // check theirs after the first exchange and the ranks agree again. All three must give
+  // bitwise the rotation = none result on every rank.
+  const std::vector<std::vector<bool>> layouts = {
+      {false, false, false}, {true, true, true}, {true, false, false}, {false, false, true}};
   for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot})
     for (double bad : {double(NAN), double(INFINITY), 0x1p110})
-      for (DType dt : {DType::kFloat32, DType::kBFloat16}) {
-        const size_t count = 777;
-        auto in = MakeInputs(3, count, dt, 4);
-        in[2].Set(300, bad);  // one rank only
-        AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
-        AllReduceOptions none = o;
-        none.rotation = Rotation::kNone;
-        const auto got = Reduce(in, o, false), want = Reduce(in, none, false);
-        const std::string what = std::string(AlgorithmName(a)) + " bad=" + std::to_string(bad);
-        for (size_t r = 0; r < got.size(); ++r) ASSERT_TRUE(got[r] == want[0]) << what << " rank " << r;
-        if (!std::isfinite(bad)) {
-          EXPECT_TRUE(std::isnan(got[0].Get(300)) == std::isnan(bad)) << what;
-          EXPECT_TRUE(std::isfinite(got[0].Get(299)) && std::isfinite(got[0].Get(301))) << what;
+      for (DType dt : {DType::kFloat32, DType::kBFloat16})
+        for (const auto& in_place : layouts) {
+          const size_t count = 777;
+          auto in = MakeInputs(3, count, dt, 4);
+          in[2].Set(300, bad);  // one rank only
+          AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
+          AllReduceOptions none = o;
+          none.rotation = Rotation::kNone;
+          const auto got = ReduceMixed(in, o, in_place), want = Reduce(in, none, false);
+          const std::string what = std::string(AlgorithmName(a)) + " bad=" + std::to_string(bad) +
+                                   " in place " + std::to_string(in_place[0]) +
+                                   std::to_string(in_place[1]) + std::to_string(in_place[2]);
+          for (size_t r = 0; r < got.size(); ++r) ASSERT_TRUE(got[r] == want[0]) << what << " rank " << r;
+          if (!std::isfinite(bad)) {
+            EXPECT_TRUE(std::isnan(got[0].Get(300)) == std::isnan(bad)) << what;
+            EXPECT_TRUE(std::isfinite(got[0].Get(299)) && std::isfinite(got[0].Get(301))) << what;
+          }
         }
-      }
+}
+
+TEST(Rotation, SafeInputsRotateWhetherCheckedFirstOrGuarded) {
+  // Finite inputs: the guarded call (every rank out of place) is not repeated, so it gives the
+  // rotated result, bitwise that of the calls whose ranks check their inputs first (in place,
+  // or mixed), and not the unrotated one. Then a call with a NaN on the same group, repeated
+  // unrotated, and a clean call after it: the repeat keeps every rank's calls in step.
+  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kAuto}) {
+    const size_t count = 1500;
+    auto in = MakeInputs(4, count, DType::kBFloat16, 9);
+    AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
+    AllReduceOptions none = o;
+    none.rotation = Rotation::kNone;
+    const auto guarded = ReduceMixed(in, o, {false, false, false, false});
+    const auto checked = ReduceMixed(in, o, {true, true, true, true});
+    const auto mixed = ReduceMixed(in, o, {false, true, false, false});
+    const auto unrotated = Reduce(in, none, false);
+    const std::string what(AlgorithmName(a));
+    for (size_t r = 0; r < in.size(); ++r) {
+      ASSERT_TRUE(guarded[r] == checked[0]) << what << " rank " << r;
+      ASSERT_TRUE(mixed[r] == checked[0]) << what << " rank " << r;
+    }
+    EXPECT_FALSE(guarded[0] == unrotated[0]) << what;
+
+    std::vector<std::unique_ptr<Communicator>> comms;
+    ASSERT_TRUE(CreateInProcessGroup(4, &comms).ok());
+    auto bad = in;
+    bad[1].Set(700, NAN);
+    const auto want_bad = Reduce(bad, none, false);
+    for (const auto* inputs : {&in, &bad, &in}) {
+      std::vector<Buffer> out = *inputs;
+      auto st = RunRanks(comms, [&](Communicator& c) {
+        const size_t r = size_t(c.rank());
+        return c.AllReduce((*inputs)[r].data(), out[r].data(), count, DType::kBFloat16, o);
+      });
+      for (size_t r = 0; r < st.size(); ++r) ASSERT_TRUE(st[r].ok()) << what << " " << st[r].ToString();
+      const Buffer& want = inputs == &bad ? want_bad[0] : checked[0];
+      for (size_t r = 0; r < out.size(); ++r) ASSERT_TRUE(out[r] == want) << what << " rank " << r;
+    }
+  }
 }
 
 TEST(Rotation, WithoutValidationANonFiniteValueStaysInItsBlock) {
