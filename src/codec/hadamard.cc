@@ -226,7 +226,9 @@ constexpr int32_t kGuardUnsafeBits = 0x71800000;
 constexpr int32_t kGuardInfBits = 0x7F800000;
 
 // Whether any lane of m (abs bits) is at least `bits`: one compare, no reduction across lanes.
-HWY_INLINE bool AnyAtLeast(VI m, int32_t bits) { return !hn::AllFalse(DI(), hn::Gt(m, hn::Set(DI(), bits - 1))); }
+HWY_INLINE bool AnyAtLeast(VI m, int32_t bits) {
+  return !hn::AllFalse(DI(), hn::Gt(m, hn::Set(DI(), bits - 1)));
+}
 
 template <DType T, bool kGuard>
 bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offset, float* out) {
@@ -266,7 +268,8 @@ bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
       first += p;
     }
     if constexpr (kGuard) {
-      if (AnyAtLeast(m, kGuardUnsafeBits)) {  // the whole block was read before any of it was written
+      // Every input of the block was read (each piece before it was written, so in place too).
+      if (AnyAtLeast(m, kGuardUnsafeBits)) {
         internal::PoisonBlock(out + s, len);
         poisoned = true;
       }
