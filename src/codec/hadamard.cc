@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "codec/codec.h"
 #include "codec/internal.h"
@@ -221,13 +222,25 @@ HWY_INLINE void Piece(const Stages& st, size_t p, In in, Out out, float* scratch
   for (size_t i = 0; i < m; ++i) out(i, hn::LoadU(df, scratch + i * N));
 }
 
-// Bits of |x| from which SafeToRotate refuses x (2^100; Inf and NaN are above), and of Inf.
-constexpr int32_t kGuardUnsafeBits = 0x71800000;
-constexpr int32_t kGuardInfBits = 0x7F800000;
+// Bits of |x| from which SafeToRotate refuses x: 2^100 (Inf and NaN lie above it).
+constexpr uint32_t kUnsafeBits = 0x71800000u;
 
-// Whether any lane of m (abs bits) is at least `bits`: one compare, no reduction across lanes.
-HWY_INLINE bool AnyAtLeast(VI m, int32_t bits) {
-  return !hn::AllFalse(DI(), hn::Gt(m, hn::Set(DI(), bits - 1)));
+// Whether any lane of m (abs bits, so non-negative) is at least `bits`: one compare, no
+// reduction across lanes.
+HWY_INLINE bool AnyAtLeast(VI m, uint32_t bits) {
+  return !hn::AllFalse(DI(), hn::Gt(m, hn::Set(DI(), int32_t(bits - 1))));
+}
+
+// fn(tag) with tag a std::integral_constant of the runtime dtype t: the transforms are
+// templates on their dtype.
+template <class Fn>
+HWY_INLINE bool WithDType(DType t, Fn fn) {
+  switch (t) {
+    case DType::kFloat32: return fn(std::integral_constant<DType, DType::kFloat32>());
+    case DType::kBFloat16: return fn(std::integral_constant<DType, DType::kBFloat16>());
+    case DType::kFloat16: return fn(std::integral_constant<DType, DType::kFloat16>());
+  }
+  return false;
 }
 
 template <DType T, bool kGuard>
@@ -269,7 +282,7 @@ bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
     }
     if constexpr (kGuard) {
       // Every input of the block was read (each piece before it was written, so in place too).
-      if (AnyAtLeast(m, kGuardUnsafeBits)) {
+      if (AnyAtLeast(m, kUnsafeBits)) {
         internal::PoisonBlock(out + s, len);
         poisoned = true;
       }
@@ -278,21 +291,13 @@ bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
   return poisoned;
 }
 
-template <bool kGuard>
-bool ForwardG(const RotationSpec& spec, DType t, const void* src, size_t n, uint64_t offset,
-              float* out) {
-  switch (t) {
-    case DType::kFloat32: return ForwardT<DType::kFloat32, kGuard>(spec, src, n, offset, out);
-    case DType::kBFloat16: return ForwardT<DType::kBFloat16, kGuard>(spec, src, n, offset, out);
-    case DType::kFloat16: return ForwardT<DType::kFloat16, kGuard>(spec, src, n, offset, out);
-  }
-  return false;
-}
-
 bool RotateForwardImpl(const RotationSpec& spec, DType t, const void* src, size_t n,
                        uint64_t offset, float* out) {
-  return spec.guard ? ForwardG<true>(spec, t, src, n, offset, out)
-                    : ForwardG<false>(spec, t, src, n, offset, out);
+  return WithDType(t, [&](auto tag) HWY_ATTR {
+    constexpr DType T = decltype(tag)::value;
+    return spec.guard ? ForwardT<T, true>(spec, src, n, offset, out)
+                      : ForwardT<T, false>(spec, src, n, offset, out);
+  });
 }
 
 template <DType T, bool kGuard>
@@ -335,25 +340,17 @@ bool InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offs
       first += p;
     }
   }
-  if constexpr (kGuard) nonfinite |= AnyAtLeast(m, kGuardInfBits);
+  if constexpr (kGuard) nonfinite |= AnyAtLeast(m, kInfBits);
   return nonfinite;
-}
-
-template <bool kGuard>
-bool InverseG(const RotationSpec& spec, const float* in, size_t n, uint64_t offset, DType t,
-              void* dst) {
-  switch (t) {
-    case DType::kFloat32: return InverseT<DType::kFloat32, kGuard>(spec, in, n, offset, dst);
-    case DType::kBFloat16: return InverseT<DType::kBFloat16, kGuard>(spec, in, n, offset, dst);
-    case DType::kFloat16: return InverseT<DType::kFloat16, kGuard>(spec, in, n, offset, dst);
-  }
-  return false;
 }
 
 bool RotateInverseImpl(const RotationSpec& spec, const float* in, size_t n, uint64_t offset,
                        DType t, void* dst) {
-  return spec.guard ? InverseG<true>(spec, in, n, offset, t, dst)
-                    : InverseG<false>(spec, in, n, offset, t, dst);
+  return WithDType(t, [&](auto tag) HWY_ATTR {
+    constexpr DType T = decltype(tag)::value;
+    return spec.guard ? InverseT<T, true>(spec, in, n, offset, dst)
+                      : InverseT<T, false>(spec, in, n, offset, dst);
+  });
 }
 
 bool SafeToRotateImpl(DType t, const void* src, size_t n) {
@@ -366,7 +363,7 @@ bool SafeToRotateImpl(DType t, const void* src, size_t n) {
     VI mv = hn::Zero(DI());
     for (; i + N <= n; i += N) mv = hn::Max(mv, AbsBits(hn::LoadU(DF(), f + i)));
     m = MaxLane(mv);
-    if (m >= 0x71800000u) return false;  // bits of 2^100
+    if (m >= kUnsafeBits) return false;
   } else {
     const uint16_t* h = static_cast<const uint16_t*>(src);
     VU mv = hn::Zero(du);
