@@ -9,17 +9,23 @@ the machine, but in different launches, so a ratio of their speedups carries bot
   bench/plot/rotation_cost_table.py [--splice docs/benchmarks.md]
 
 prints a markdown table (bf16 data, rs+ag, 1 MiB and up) and with --splice replaces the text
-between <!-- rotation_cost:begin --> and <!-- rotation_cost:end --> in that file.
+between <!-- generated:rotation_cost:begin --> and <!-- generated:rotation_cost:end --> in that
+file.
 """
-import argparse
 import csv
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from codec_speed_table import emit, env_of, split_splice  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "bench", "results")
-RUNS = {  # H: (rotation none, default rotation)
-    4: ("model_rerun/sweep_h4/rows.csv", "netem_sweep_h4.csv"),
-    8: ("model_rerun/sweep_h8/rows.csv", "netem_sweep_h8.csv"),
+RUNS = {  # H: ((rows, env) with rotation none, (rows, env) with the default rotation)
+    4: (("model_rerun/sweep_h4/rows.csv", "model_rerun/sweep_h4/env.txt"),
+        ("netem_sweep_h4.csv", "netem_sweep_h4_env.txt")),
+    8: (("model_rerun/sweep_h8/rows.csv", "model_rerun/sweep_h8/env.txt"),
+        ("netem_sweep_h8.csv", "netem_sweep_h8_env.txt")),
 }
 ALGOS = ("full_bidir", "semi", "two_shot")
 RATES = (("1gbit", "1 Gbit/s"), ("2.5gbit", "2.5 Gbit/s"), ("none", "unshaped"))
@@ -35,23 +41,18 @@ def times(path):
     return out
 
 
-def commit(path):
-    env = os.path.join(os.path.dirname(os.path.join(RES, path)), "env.txt")
-    if not os.path.exists(env):
-        env = os.path.join(RES, path.replace(".csv", "_env.txt"))
-    with open(env) as f:
-        for line in f:
-            if line.startswith("commit: "):
-                return line.split()[1][:7]
-    return "?"
+def named(run):
+    """`rows` and the commit its env file names."""
+    rows, env = run
+    return "`bench/results/%s`, %s" % (rows, env_of(os.path.join(RES, env)).get("commit", "?")[:7])
 
 
 def table():
     lines = ["| H | links | size | " + " | ".join(
                  "%s: none | default | ratio" % a for a in ALGOS) + " |",
              "|---|---|---:|" + "---:|---:|---:|" * len(ALGOS)]
-    for hosts, (none_path, dflt_path) in RUNS.items():
-        a, b = times(none_path), times(dflt_path)
+    for hosts, (none_run, dflt_run) in RUNS.items():
+        a, b = times(none_run[0]), times(dflt_run[0])
         for rate, label in RATES:
             sizes = sorted({s for (r, s, _) in a if r == rate and s >= (1 << 20)} &
                            {s for (r, s, _) in b if r == rate})
@@ -65,30 +66,17 @@ def table():
                     u, v = a[ring] / a[k], b[ring] / b[k]
                     cells.append("%.2fx | %.2fx | %.3f" % (u, v, v / u))
                 lines.append("| %d | %s | %d MiB | %s |" % (hosts, label, s >> 20, " | ".join(cells)))
-    head = ("Speedup over the bf16 ring in the same launch, rotation none (`bench/results/%s`, "
-            "%s; `bench/results/%s`, %s) and the default rotation (`bench/results/%s`, %s; "
-            "`bench/results/%s`, %s); ratio = default / none." % (
-                RUNS[4][0], commit(RUNS[4][0]), RUNS[8][0], commit(RUNS[8][0]),
-                RUNS[4][1], commit(RUNS[4][1]), RUNS[8][1], commit(RUNS[8][1])))
+    head = ("Speedup over the bf16 ring in the same launch, rotation none (%s; %s) and the "
+            "default rotation (%s; %s); ratio = default / none." % (
+                named(RUNS[4][0]), named(RUNS[8][0]), named(RUNS[4][1]), named(RUNS[8][1])))
     return head + "\n\n" + "\n".join(lines)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--splice", metavar="FILE")
-    a = p.parse_args()
-    text = table()
-    if not a.splice:
-        print(text)
-        return
-    begin, end = "<!-- rotation_cost:begin -->", "<!-- rotation_cost:end -->"
-    doc = open(a.splice).read()
-    if begin not in doc or end not in doc:
-        raise SystemExit("%s: markers %s / %s not found" % (a.splice, begin, end))
-    pre, rest = doc.split(begin, 1)
-    _, post = rest.split(end, 1)
-    with open(a.splice, "w") as f:
-        f.write(pre + begin + "\n" + text + "\n" + end + post)
+    args, splice = split_splice(sys.argv[1:])
+    if args:
+        sys.exit("usage: rotation_cost_table.py [--splice FILE]")
+    emit(table(), splice, "rotation_cost")
 
 
 if __name__ == "__main__":
