@@ -182,20 +182,6 @@ TEST(Rotation, LowersTheErrorOnOutlierData) {
   }
 }
 
-// One call on every rank of a new group, rank r in place where in_place[r]; every rank must
-// succeed. Returns every rank's output.
-std::vector<Buffer> ReduceMixed(const std::vector<Buffer>& in, const AllReduceOptions& o,
-                                const std::vector<bool>& in_place) {
-  std::vector<Buffer> out = in;
-  auto st = RunRanks(int(in.size()), [&](Communicator& c) {
-    const size_t r = size_t(c.rank());
-    const void* src = in_place[r] ? out[r].data() : in[r].data();
-    return c.AllReduce(src, out[r].data(), in[0].size(), in[0].dtype, o);
-  });
-  for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
-  return out;
-}
-
 TEST(Rotation, NonFiniteOrHugeInputsRunUnrotatedOnEveryRank) {
   // Out of place every rank rotates guarded and repeats the call unrotated when a result comes
   // out NaN/Inf; in place every rank checks its input first; mixed, the out-of-place ranks
@@ -213,7 +199,7 @@ TEST(Rotation, NonFiniteOrHugeInputsRunUnrotatedOnEveryRank) {
           AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
           AllReduceOptions none = o;
           none.rotation = Rotation::kNone;
-          const auto got = ReduceMixed(in, o, in_place), want = Reduce(in, none, false);
+          const auto got = ReduceAll(in, o, in_place), want = Reduce(in, none, false);
           const std::string what = std::string(AlgorithmName(a)) + " bad=" + std::to_string(bad) +
                                    " in place " + std::to_string(in_place[0]) +
                                    std::to_string(in_place[1]) + std::to_string(in_place[2]);
@@ -236,9 +222,9 @@ TEST(Rotation, SafeInputsRotateWhetherCheckedFirstOrGuarded) {
     AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
     AllReduceOptions none = o;
     none.rotation = Rotation::kNone;
-    const auto guarded = ReduceMixed(in, o, {false, false, false, false});
-    const auto checked = ReduceMixed(in, o, {true, true, true, true});
-    const auto mixed = ReduceMixed(in, o, {false, true, false, false});
+    const auto guarded = ReduceAll(in, o, std::vector<bool>{false, false, false, false});
+    const auto checked = ReduceAll(in, o, std::vector<bool>{true, true, true, true});
+    const auto mixed = ReduceAll(in, o, std::vector<bool>{false, true, false, false});
     const auto unrotated = Reduce(in, none, false);
     const std::string what(AlgorithmName(a));
     for (size_t r = 0; r < in.size(); ++r) {

@@ -26,12 +26,19 @@ std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& 
 std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
                               std::vector<std::vector<float>>* residuals,
                               std::vector<AllReduceStats>* stats) {
+  return ReduceAll(in, o, std::vector<bool>(in.size(), in_place), residuals, stats);
+}
+
+std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o,
+                              const std::vector<bool>& in_place,
+                              std::vector<std::vector<float>>* residuals,
+                              std::vector<AllReduceStats>* stats) {
   const int n = int(in.size());
   std::vector<Buffer> out = in;
   if (stats) stats->assign(size_t(n), AllReduceStats{});
   auto st = RunRanks(n, [&](Communicator& c) {
     const size_t r = size_t(c.rank());
-    const Buffer& src = in_place ? out[r] : in[r];
+    const Buffer& src = in_place[r] ? out[r] : in[r];
     AllReduceExtras x;
     if (residuals) x.residual = (*residuals)[r].data();
     if (stats) x.stats = &(*stats)[r];

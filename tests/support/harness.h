@@ -27,6 +27,11 @@ struct Buffer;
 std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
                               std::vector<std::vector<float>>* residuals = nullptr,
                               std::vector<AllReduceStats>* stats = nullptr);
+/// The same with rank r in place where in_place[r] (one entry per rank).
+std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o,
+                              const std::vector<bool>& in_place,
+                              std::vector<std::vector<float>>* residuals = nullptr,
+                              std::vector<AllReduceStats>* stats = nullptr);
 
 /// Calls reduce() once per SIMD target the CPU supports (codec::ForceTarget) and expects rank
 /// 0's output (reduce()[0]) bitwise the same on every one; then restores the best target.
