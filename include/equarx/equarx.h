@@ -45,7 +45,9 @@ typedef enum {
   equarxAlgoNaiveFp8 = 4,
   equarxAlgoTwoShot = 5,
   equarxAlgoAuto = 6,
-  equarxAlgoHierarchical = 7 /* options inner and ranks_per_host: equarxConfigSetOption */
+  equarxAlgoHierarchical = 7, /* options inner and ranks_per_host: equarxConfigSetOption */
+  equarxAlgoOneShot = 8,
+  equarxAlgoOneShotRaw = 9
 } equarxAlgorithm_t;
 
 typedef enum { equarxPhasesRS = 1, equarxPhasesAG = 2, equarxPhasesRSAG = 3 } equarxPhases_t;

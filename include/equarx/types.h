@@ -41,6 +41,9 @@ enum class Algorithm : uint8_t {
   kTwoShot = 5,    ///< all-to-all RS + AG: exactly two quantizations whatever N
   kAuto = 6,       ///< by message size from a crossover table, measured or the cost model's (switches numerics!)
   kHierarchical = 7,  ///< reduce-scatter inside each host (f32 sums), `inner` across hosts, all-gather
+  kOneShot = 8,     ///< every rank sends its whole contribution, quantized once, to every peer;
+                    ///< every rank sums all N in rank order: one step, for small messages
+  kOneShotRaw = 9,  ///< one_shot unquantized: the input dtype on the wire, f32 sums in rank order
 };
 
 /// What the library knows about an algorithm, as data (the functions below read it).
@@ -68,6 +71,11 @@ inline constexpr EnumInfo kAlgorithms[] = {
     {int(Algorithm::kHierarchical), "hierarchical",
      "reduce-scatter inside each host (ranks_per_host; sums in f32), the `inner` algorithm across hosts "
      "on each shard, all-gather inside the host: only the inter-host step quantizes"},
+    {int(Algorithm::kOneShot), "one_shot",
+     "every rank sends its whole contribution, quantized once, to every peer and sums all of "
+     "them in rank order: one step (small messages)"},
+    {int(Algorithm::kOneShotRaw), "one_shot_raw",
+     "one_shot unquantized: the input dtype on the wire, f32 sums in rank order (small messages)"},
 };
 // Indexed by the enum values (checked by static_asserts in types.cc).
 inline constexpr AlgorithmTraits kAlgorithmTraits[] = {
@@ -79,6 +87,8 @@ inline constexpr AlgorithmTraits kAlgorithmTraits[] = {
     /* two_shot   */ {true, true},
     /* auto       */ {false, true},
     /* hierarchical */ {false, true},  // quantizes where `inner` does
+    /* one_shot   */ {true, true},
+    /* one_shot_raw */ {false, false},
 };
 }  // namespace detail
 

@@ -5,7 +5,8 @@
 #include <limits>
 
 #include "algo/hierarchical.h"
-#include "algo/selector.h"
+#include "algo/one_shot.h"
+#include "algo/resolve.h"
 
 namespace equarx::algo {
 namespace {
@@ -40,27 +41,37 @@ double EffectiveThreads(const Machine& m) {
   return std::min(double(std::max(1, m.threads)), CoresPerRank(m));
 }
 
+namespace {
+const env::Settings& EnvOf(const Machine& m) {
+  static const env::Settings kBuiltIn;
+  return m.env ? *m.env : kBuiltIn;
+}
+}  // namespace
+
 Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t count,
                        const Machine& m, const TuneTable& table) {
   Prediction p;
   const int R = std::max(1, m.ranks_per_host);
   const int N = std::max(1, m.hosts) * R;
   if (N < 2 || count == 0) return p;
-  if (options.algorithm == Algorithm::kHierarchical) {
+  Resolved r;
+  if (!Resolve({options, dtype, count, N}, EnvOf(m), table, &r).ok()) return p;  // refused: no time
+  if (r.hierarchical) {
     AllReduceOptions inner = options;
     inner.algorithm = options.inner;
     return PredictHierarchical(inner, dtype, count, m, table);
   }
-  const Plan plan = SelectPlan(options, dtype, count, N, table);
+  const Plan& plan = r.plan;
   p.algorithm = plan.algorithm;
-  const size_t micro = options.microshards ? options.microshards : 4;
+  // Pieces per message: the executor's microshards; one_shot sends each contribution whole.
+  const size_t micro = plan.one_shot ? 1 : r.options.microshards;
   const uint64_t W = PlanWireBytes(plan, 0, N, micro);
   p.wire_bytes_per_rank = W;
 
   uint64_t messages;
-  if (plan.all_to_all) {
-    p.steps = 2;
-    messages = 2 * uint64_t(N - 1) * micro;
+  if (plan.all_to_all || plan.one_shot) {
+    p.steps = plan.one_shot ? 1 : 2;
+    messages = uint64_t(p.steps) * uint64_t(N - 1) * micro;
     // Of a rank's N - 1 peers, R - 1 share its host.
     p.host_egress_bytes = uint64_t(double(W) * R * (N - R) / (N - 1));
     p.intra_host_bytes = uint64_t(double(W) * (R - 1) / (N - 1));
@@ -73,9 +84,10 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
     p.intra_host_bytes = R > 1 ? W : 0;
   }
 
-  if (options.validate && m.check_bytes > 0) {
-    // The argument check: one all-to-all round of descriptors before the data.
-    p.steps += 1;
+  if (r.options.validate && m.check_bytes > 0) {
+    // The argument check: every rank sends its descriptor to every other; a round of its own
+    // before the data, except for one_shot, whose messages travel beside it.
+    if (!plan.one_shot) p.steps += 1;
     messages += N - 1;
     p.wire_bytes_per_rank += uint64_t(N - 1) * m.check_bytes;
     p.host_egress_bytes += uint64_t(R) * (N - R) * m.check_bytes;
@@ -87,15 +99,15 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   p.memory_s = double(p.intra_host_bytes) / m.shm_bytes_per_s / CoreShare(m);
 
   const double n = double(count);
-  const double share = double(N - 1) / N;
-  double cpu = share * n / (Quantized(plan.rs_wire) ? m.rates.dae : m.rates.add);
-  if (Quantized(plan.ag_wire)) cpu += n / m.rates.decode;
-  // The call rotates where the options say so, except that an unquantized plan chosen by auto
-  // or the size gate rotates only on explicit request, which resolved options no longer show:
-  // taken as not rotating.
-  const bool chosen_for_caller = plan.algorithm != options.algorithm;
-  if (options.rotation == Rotation::kHadamard && (IsQuantized(plan.algorithm) || !chosen_for_caller))
-    cpu += 2 * n / m.rates.rotate;
+  double cpu;
+  if (plan.one_shot) {  // code the own contribution once, decode and add all N
+    cpu = Quantized(plan.rs_wire) ? n / m.rates.dae + N * n / m.rates.decode : N * n / m.rates.add;
+  } else {
+    const double share = double(N - 1) / N;
+    cpu = share * n / (Quantized(plan.rs_wire) ? m.rates.dae : m.rates.add);
+    if (Quantized(plan.ag_wire)) cpu += n / m.rates.decode;
+  }
+  if (r.rotate) cpu += 2 * n / m.rates.rotate;
   p.codec_s = cpu / EffectiveThreads(m);
   // Both directions of the host's link pass through its stack, on its cores.
   const double cores = m.cores_per_host > 0 ? m.cores_per_host : double(R) * std::max(1, m.threads);
@@ -190,31 +202,31 @@ AllReduceOptions ModelTableInputs(const AllReduceOptions& o) {
 namespace {
 
 // The rules of one section: the fastest candidate at each size of the sweep, a new rule where
-// it changes.
+// it changes. Each candidate is timed as auto would run it (a table of that one rule), so
+// its rotation is the one auto's pick gets.
 std::vector<TuneRule> ModelRules(const AllReduceOptions& o, DType dtype, const Machine& m) {
-  constexpr Algorithm kQuantized[] = {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi,
-                                      Algorithm::kFull};
   constexpr double kMargin = 0.05;
-  const TuneTable none = TuneTable::Defaults();  // unused: no candidate is auto
   std::vector<TuneRule> rules;
   for (size_t bytes = 16; bytes <= (size_t(1) << 34); bytes *= 2) {
     const size_t count = std::max<size_t>(1, bytes / DTypeSize(dtype));
     AllReduceOptions c = o;
-    c.phases = Phases::kRSAG;
-    c.algorithm = Algorithm::kRing;
-    c.rotation = Rotation::kNone;  // a ring auto chose rotates only on explicit request (rare)
-    const double ring = PredictFlat(c, dtype, count, m, none).seconds;
+    c.algorithm = Algorithm::kAuto;
     TuneRule best{0, Algorithm::kRing, Phases::kRSAG};
-    double best_s = ring * (1 - kMargin);
-    c.rotation = o.rotation;
-    for (Algorithm a : kQuantized) {
-      c.algorithm = a;
-      const Prediction p = PredictFlat(c, dtype, count, m, none);
-      if (p.algorithm == a && p.seconds < best_s) {  // not below the size gate
+    double best_plain = 0, best_quantized = 0;
+    TuneRule plain = best, quantized = best;
+    ForEachAutoCandidate([&](Algorithm a) {
+      const TuneRule rule{0, a, Phases::kRSAG};
+      const Prediction p = PredictFlat(c, dtype, count, m, TuneTable::Single(rule));
+      if (p.algorithm != a || p.seconds <= 0) return;  // below the size gate, or refused
+      double& best_s = IsQuantized(a) ? best_quantized : best_plain;
+      if (best_s == 0 || p.seconds < best_s) {
         best_s = p.seconds;
-        best.algorithm = a;
+        (IsQuantized(a) ? quantized : plain) = rule;
       }
-    }
+    });
+    // A quantized candidate must beat the fastest unquantized one by kMargin, so that a near
+    // tie stays exact.
+    best = best_quantized > 0 && (best_plain == 0 || best_quantized < best_plain * (1 - kMargin)) ? quantized : plain;
     if (rules.empty() || rules.back().algorithm != best.algorithm) {
       best.min_bytes = rules.empty() ? 0 : bytes;
       rules.push_back(best);
@@ -231,11 +243,15 @@ TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks
   TuneTable t = TuneTable::Defaults();
   if (ranks < 2) return t;
   const int R = o.ranks_per_host > 1 && ranks % int(o.ranks_per_host) == 0 ? int(o.ranks_per_host) : 1;
+  env::Settings env;
+  env.rotation = network.rotation;
   Machine m;
   m.hosts = ranks / R;
   m.ranks_per_host = R;
   m.link_bytes_per_s = network.link_gbit * 1e9 / 8;
   m.alpha_s = network.step_us * 1e-6;
+  m.check_bytes = kCheckBytes;
+  m.env = &env;
   t.sections.push_back({ranks, dtype, ModelRules(o, dtype, m)});
   if (o.algorithm == Algorithm::kHierarchical && R > 1 && ranks / R >= 2) {
     Machine across = m;  // as PredictHierarchical: R shard groups share each host's link
@@ -243,14 +259,6 @@ TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks
     across.link_bytes_per_s /= R;
     t.sections.push_back({ranks / R, dtype, ModelRules(o, dtype, across)});
   }
-  return t;
-}
-
-TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks, const env::Settings& settings) {
-  const std::string tune_file = options.tune_file ? options.tune_file : settings.tune_file;
-  if (tune_file.empty()) return ModelTuneTable(options, dtype, ranks, {settings.link_gbit, settings.step_us});
-  TuneTable t;
-  if (!TuneTable::Load(tune_file, &t).ok()) t = TuneTable::Defaults();
   return t;
 }
 

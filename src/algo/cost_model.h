@@ -46,6 +46,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "algo/plan.h"
@@ -83,6 +84,9 @@ struct Machine {
   /// the caller knows the descriptor's size, core/validate.h); one more all-to-all step.
   size_t check_bytes = 0;
   KernelRates rates;
+  /// The environment a call's defaults come from (resolve.h, ResolveDefaults); null: the
+  /// built-in defaults.
+  const env::Settings* env = nullptr;
 };
 
 struct Prediction {
@@ -98,9 +102,9 @@ struct Prediction {
   double seconds = 0;
 };
 
-/// The prediction for a flat AllReduce of `count` elements over all ranks of `m`. `options`
-/// resolved as a call resolves them (ResolveOptions, equarx/options.h); auto and the size
-/// gate resolve through `table`.
+/// The prediction for a flat AllReduce of `count` elements over all ranks of `m`. `options` as
+/// a caller passes them: the call is resolved as the library resolves it (resolve.h; defaults
+/// from m.env), auto through `table`. A call the library refuses predicts 0 s.
 Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t count,
                        const Machine& m, const TuneTable& table);
 
@@ -113,37 +117,37 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
 double EffectiveThreads(const Machine& m);
 
 // `auto` without a tune table asks this model. For each power of two from 16 B to 16 GiB it
-// predicts the unquantized ring and the quantized candidates (full_bidir, two_shot, semi, full;
-// rs+ag) with the call's codec, block, scale, rotation and other options, and keeps the fastest;
-// a quantized candidate must beat the ring by 5% (as equarx-tune's default margin), so a near
-// tie stays unquantized; the ring is charged no rotation (a ring that auto chose rotates only
-// on explicit request). The machine: the network below; ranks_per_host from the options (the
-// ranks in rank order on ranks / ranks_per_host hosts; 1 when it does not divide them); one
-// codec thread at the built-in KernelRates; no argument-check term (every candidate pays the
-// same). Every input is the same on every rank, so every rank builds the same table, and the
-// descriptor exchange compares its hash like a tune file's.
+// predicts every algorithm the registry lets auto choose (algorithms.inc) with the call's
+// codec, block, scale, rotation and other options, each as auto would run it, and keeps the
+// fastest; a quantized candidate must beat the fastest unquantized one by 5% (as
+// equarx-tune's default margin), so a near tie stays exact. The machine: the network below;
+// ranks_per_host from the options (the ranks in rank order on ranks / ranks_per_host hosts; 1
+// when it does not divide them); one codec thread at the built-in KernelRates; the argument
+// check's bytes. Every input is the same on every rank, so every rank builds the same table,
+// and the descriptor exchange compares its hash like a tune file's.
 
-/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US).
+/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US), and what else of
+/// the environment a call's resolution reads.
+/// Bytes of the argument check's descriptor that every rank sends every other when validate is
+/// on (core/validate.h, whose static_assert holds the two equal).
+inline constexpr size_t kCheckBytes = 352;
+
 struct AutoNetwork {
   double link_gbit = 1;  ///< each host's link, Gbit/s per direction
   double step_us = 50;   ///< time of one schedule step
+  std::optional<Rotation> rotation;  ///< EQUARX_ROTATION: what a default rotation resolves to
 };
 
 /// The options ModelTuneTable reads (the others at their defaults): two calls whose inputs are
 /// equal get the same table, so this is the key a caller caches tables by.
 AllReduceOptions ModelTableInputs(const AllReduceOptions& options);
 
-/// The crossover table described above for calls of `options` (resolved) and `dtype` on `ranks`
-/// ranks: a section for (ranks, dtype), and with algorithm hierarchical and ranks_per_host R > 1
-/// one for its inner plans (ranks / R hosts, each of the R shard groups with 1/R of the link,
-/// as PredictHierarchical charges them). Other (ranks, dtype) fall back to the built-in rules.
+/// The crossover table described above for calls of `options` (resolved, but with the rotation
+/// as the caller asked for it: default, none or hadamard) and `dtype` on `ranks` ranks: a
+/// section for (ranks, dtype), and with algorithm hierarchical and ranks_per_host R > 1 one
+/// for its inner plans (ranks / R hosts, each of the R shard groups with 1/R of the link, as
+/// PredictHierarchical charges them). Other (ranks, dtype) fall back to the built-in rules.
 TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks,
                          const AutoNetwork& network);
-
-/// The table `auto` resolves through for a call of `options` (resolved) under the environment
-/// `settings`, as a communicator resolves it (which caches both kinds): the tune file that
-/// options.tune_file, else settings.tune_file, names (the built-in rules where it cannot be
-/// loaded), else ModelTuneTable on the settings' network.
-TuneTable AutoTable(const AllReduceOptions& options, DType dtype, int ranks, const env::Settings& settings);
 
 }  // namespace equarx::algo

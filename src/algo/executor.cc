@@ -18,6 +18,7 @@
 // Rotation: contributions are read and results written through CallIo::Local / DecodeOut,
 // which rotate on the way in and out (call_io.h); the schedule itself does not change.
 //
+// one_shot plans have their own schedule (one_shot.cc); Execute hands them over.
 // The walk over the steps (ForEachStep) is one function; PlanWireBytes runs it over the sends
 // and adds their bytes instead of sending them, so the predicted bytes come from the schedule.
 //
@@ -28,8 +29,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "algo/plan.h"
 #include "algo/call_io.h"
+#include "algo/one_shot.h"
+#include "algo/plan.h"
 #include "algo/scratch.h"
 
 namespace equarx::algo {
@@ -323,11 +325,13 @@ class Run {
 
 Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch) {
   if (args.transport->size() < 2) return Internal("Execute needs at least 2 ranks");
+  if (plan.one_shot) return ExecuteOneShot(plan, args, scratch);
   return Run(plan, args, scratch).Go();
 }
 
 uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards) {
   if (ranks < 2) return 0;
+  if (p.one_shot) return uint64_t(ranks - 1) * OneShotMessageBytes(p, p.regions[0].count);
   // The executor's own walk over its sends: the RS encodes and the AG's owner sends and
   // forwards, each one message of its microshard's wire bytes.
   uint64_t total = 0;

@@ -44,7 +44,6 @@
 
 #include "algo/parts.h"
 #include "algo/scratch.h"
-#include "algo/selector.h"
 #include "codec/codec.h"
 #include "transport/sub_transport.h"
 
@@ -86,13 +85,6 @@ size_t ChunkCount(const AllReduceOptions& o, DType dtype, Range shard, const Hos
 
 Range ChunkRange(const AllReduceOptions& o, Range shard, size_t chunks, size_t c) {
   return SplitBlocks(shard, o.block, chunks, c);
-}
-
-// The inner options: the call's, with the inner algorithm.
-AllReduceOptions InnerOptions(const AllReduceOptions& o) {
-  AllReduceOptions in = o;
-  in.algorithm = o.inner;
-  return in;
 }
 
 // The intra-host messages of one call (steps 1 and 3), posted and waited on one by one; on any
@@ -176,29 +168,24 @@ std::vector<Range> HierarchicalChunks(const AllReduceOptions& o, DType dtype, si
   return out;
 }
 
-Status CheckHierarchical(const AllReduceOptions& o, Rotation asked, DType dtype, size_t count,
-                         int ranks, const TuneTable& table) {
+Status CheckHierarchical(const Resolved& res, DType dtype, size_t count, int ranks) {
+  const AllReduceOptions& o = res.options;
   const HostLayout L(ranks, int(o.ranks_per_host));  // <= 2047 shards (the option's range): tags fit
-  if (asked != Rotation::kHadamard || L.hosts < 2) return Status::Ok();
+  if (!res.rotation_asked || L.hosts < 2) return Status::Ok();
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, count, L, s);
     const size_t chunks = ChunkCount(o, dtype, r, L);
     for (size_t c = 0; c < chunks && r.count > 0; ++c) {
-      // Every inner plan counts as the caller's choice: an asked-for rotation is refused, never
-      // dropped, where a chunk's plan has an unquantized f16 hop.
-      const Plan plan = SelectPlan(InnerOptions(o), dtype, ChunkRange(o, r, chunks, c).count, L.hosts, table);
+      Plan plan;
       bool rotate;
-      if (!PlanRotation(plan, true, asked, plan.algorithm, &rotate).ok())
-        return InvalidArgument("rotation hadamard with f16 data needs every hop across hosts "
-                               "quantized (an unquantized f16 hop could overflow in the rotated "
-                               "domain): use inner phases rs+ag, or bf16 or f32 data");
+      EQUARX_RETURN_IF_ERROR(InnerPlan(res, dtype, ChunkRange(o, r, chunks, c).count, L.hosts, &plan, &rotate));
     }
   }
   return Status::Ok();
 }
 
-uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t count, int rank,
-                               int ranks, const TuneTable& table) {
+uint64_t HierarchicalWireBytes(const Resolved& res, DType dtype, size_t count, int rank, int ranks) {
+  const AllReduceOptions& o = res.options;
   const HostLayout L(ranks, int(o.ranks_per_host));
   const int host = L.HostOf(rank), local = rank - L.First(host), rh = L.Size(host);
   uint64_t bytes = 0;
@@ -212,16 +199,17 @@ uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t co
     if (L.hosts < 2) continue;
     const size_t chunks = ChunkCount(o, dtype, r, L);
     for (size_t c = 0; c < chunks; ++c) {
-      const size_t n = ChunkRange(o, r, chunks, c).count;
-      const Plan p = SelectPlan(InnerOptions(o), dtype, n, L.hosts, table);
+      Plan p;
+      bool rotate;
+      (void)InnerPlan(res, dtype, ChunkRange(o, r, chunks, c).count, L.hosts, &p, &rotate);
       bytes += PlanWireBytes(p, host, L.hosts, o.microshards ? o.microshards : 4);
     }
   }
   return bytes;
 }
 
-Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunArgs& args,
-                           const TuneTable& table, Scratch* inner, Scratch* own) {
+Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* inner, Scratch* own) {
+  const AllReduceOptions& o = res.options;
   transport::Transport* t = args.transport;
   const HostLayout L(t->size(), int(o.ranks_per_host));
   const int me = t->rank(), host = L.HostOf(me), local = me - L.First(host), rh = L.Size(host);
@@ -307,7 +295,10 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
         codec::Convert(DType::kFloat32, acc + p.begin, p.count, args.dtype, out + p.begin * es);
       });
       if (L.hosts >= 2) {
-        const Plan plan = SelectPlan(InnerOptions(o), args.dtype, k.count, L.hosts, table);
+        Plan plan;
+        bool rotate;  // CheckHierarchical refused what InnerPlan refuses, on every rank
+        st = InnerPlan(res, args.dtype, k.count, L.hosts, &plan, &rotate);
+        if (!st.ok()) return st;
         RunArgs in = args;
         in.transport = &sub;
         in.send = out;
@@ -315,9 +306,6 @@ Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunA
         in.count = k.count;
         in.tag_base = InnerTagBase(args.tag_base, s);
         in.element_offset = args.element_offset + k.begin;
-        bool rotate;  // CheckHierarchical refused what PlanRotation refuses, on every rank
-        st = PlanRotation(plan, args.rotation.block != 0, asked, plan.algorithm, &rotate);
-        if (!st.ok()) return st;
         if (!rotate) in.rotation = codec::RotationSpec{};
         st = Execute(plan, in, inner);
         if (!st.ok()) return st;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "algo/plan.h"
-#include "algo/tune_table.h"
+#include "algo/resolve.h"
 #include "equarx/options.h"
 
 namespace equarx::algo {
@@ -23,25 +23,22 @@ struct HostLayout {
   int Owner(int host, int s) const { return First(host) + s % Size(host); }
 };
 
-/// Runs the hierarchical AllReduce on this rank. `o` resolved (ResolveOptions); `args` as for
-/// Execute (no error feedback; args.rotation set when the call would rotate); `asked`: the
-/// caller's rotation (each shard's inner plan rotates as PlanRotation says). `inner` is the
-/// scratch of the inner algorithm's calls, `own` this schedule's buffers.
-Status ExecuteHierarchical(const AllReduceOptions& o, Rotation asked, const RunArgs& args,
-                           const TuneTable& table, Scratch* inner, Scratch* own);
+/// Runs the hierarchical AllReduce on this rank. `r`: the call resolved (resolve.h); `args` as
+/// for Execute (no error feedback; args.rotation set when the call would rotate: each shard's
+/// inner plan rotates as InnerPlan says). `inner` is the scratch of the inner algorithm's
+/// calls, `own` this schedule's buffers.
+Status ExecuteHierarchical(const Resolved& r, const RunArgs& args, Scratch* inner, Scratch* own);
 
 /// Bytes rank `rank` of `ranks` sends in that schedule (no communication).
-uint64_t HierarchicalWireBytes(const AllReduceOptions& o, DType dtype, size_t count, int rank,
-                               int ranks, const TuneTable& table);
+uint64_t HierarchicalWireBytes(const Resolved& r, DType dtype, size_t count, int rank, int ranks);
 
 /// The chunks the pipeline cuts shard `s` of a `count`-element call over `ranks` ranks into
 /// (each chunk has its own inner AllReduce), in order.
 std::vector<Range> HierarchicalChunks(const AllReduceOptions& o, DType dtype, size_t count, int ranks, int s);
 
 /// The checks every rank makes before any data moves (the same verdict on every rank: they
-/// look at every shard's inner plan, not only the rank's own): PlanRotation's, for a rotation
-/// the caller asked for (`asked`) with an unquantized f16 hop across hosts.
-Status CheckHierarchical(const AllReduceOptions& o, Rotation asked, DType dtype,
-                         size_t count, int ranks, const TuneTable& table);
+/// look at every shard's inner plan, not only the rank's own): InnerPlan's, for a rotation
+/// the caller asked for with an unquantized f16 hop across hosts. Part of Resolve.
+Status CheckHierarchical(const Resolved& r, DType dtype, size_t count, int ranks);
 
 }  // namespace equarx::algo

@@ -39,6 +39,7 @@ struct Lane {
 struct Plan {
   const char* name = "";
   Algorithm algorithm = Algorithm::kRing;  ///< what SelectPlan resolved (auto, the size gate)
+  Phases phases = Phases::kRSAG;           ///< the quantized phases it resolved (auto's rule)
   Range regions[2];
   int num_regions = 1;
   Lane rs[2];
@@ -50,6 +51,9 @@ struct Plan {
   size_t granule = kDefaultBlock;  ///< block size of the partition
   bool precast_e5m2 = false;       ///< naive fp8: contributions are cast to e5m2 first
   bool all_to_all = false;         ///< two-shot: one lane per peer (LaneAt), sums in rank order
+  /// one_shot (one_shot.cc): every rank sends its whole contribution, coded as rs_wire, to
+  /// every peer and sums all N in rank order; no lanes, no all-gather.
+  bool one_shot = false;
 };
 
 /// Everything one rank needs to run a plan.
@@ -111,16 +115,42 @@ struct PlanArgs {
   codec::WireSpec RawAg() const;  ///< the wire of an unquantized AG hop (the dtype)
 };
 
-// One builder per algorithm file. `ranks` >= 2.
-Plan MakeRingPlan(const PlanArgs& a);
-Plan MakeFullPlan(const PlanArgs& a);
-Plan MakeFullBidirPlan(const PlanArgs& a);
-Plan MakeSemiPlan(const PlanArgs& a);
-Plan MakeNaiveFp8Plan(const PlanArgs& a);
-Plan MakeTwoShotPlan(const PlanArgs& a);
+// One builder per algorithm file, one row each in algorithms.inc. `ranks` >= 2.
+#define EQUARX_ALGORITHM(value, builder, auto_candidate, twin) Plan builder(const PlanArgs& a);
+#include "algo/algorithms.inc"
+#undef EQUARX_ALGORITHM
 
-/// Runs `plan` on this rank (executor.cc). All ranks must run the same plan.
+using PlanBuilder = Plan (*)(const PlanArgs&);
+/// The builder of a flat algorithm (its row of algorithms.inc), or null for auto and
+/// hierarchical.
+inline PlanBuilder BuilderOf(Algorithm a) {
+#define EQUARX_ALGORITHM(value, builder, auto_candidate, twin) \
+  if (a == Algorithm::value) return builder;
+#include "algo/algorithms.inc"
+#undef EQUARX_ALGORITHM
+  return nullptr;
+}
+/// What the size gate runs instead of a quantized algorithm `a` (its row's twin).
+inline Algorithm UnquantizedTwin(Algorithm a) {
+#define EQUARX_ALGORITHM(value, builder, auto_candidate, twin) \
+  if (a == Algorithm::value) return Algorithm::twin;
+#include "algo/algorithms.inc"
+#undef EQUARX_ALGORITHM
+  return Algorithm::kRing;
+}
+/// fn(a) for every algorithm auto may choose, in the registry's order.
+template <class Fn>
+void ForEachAutoCandidate(Fn fn) {
+#define EQUARX_ALGORITHM(value, builder, auto_candidate, twin) \
+  if (auto_candidate) fn(Algorithm::value);
+#include "algo/algorithms.inc"
+#undef EQUARX_ALGORITHM
+}
+
+/// Runs `plan` on this rank (executor.cc; one_shot.cc for a one_shot plan). All ranks must run
+/// the same plan.
 Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch);
+Status ExecuteOneShot(const Plan& plan, const RunArgs& args, Scratch* scratch);
 
 /// The lanes of phase 0 (RS) or 1 (AG) of `plan` on `ranks` ranks: the plan's own, or for an
 /// all-to-all plan one per peer offset (lane l: region 0, direction l + 1, one step).

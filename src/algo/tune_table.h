@@ -39,6 +39,12 @@ class TuneTable {
  public:
   /// The built-in defaults (see docs/configuration.md for where they come from).
   static TuneTable Defaults();
+  /// A table whose one rule applies to every call.
+  static TuneTable Single(const TuneRule& rule) {
+    TuneTable t;
+    t.fallback = {TuneRule{0, rule.algorithm, rule.phases}};
+    return t;
+  }
   /// Parses the file format above; clear errors name the line.
   static Status Parse(const std::string& text, TuneTable* out);
   static Status Load(const std::string& path, TuneTable* out);

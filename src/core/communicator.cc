@@ -1,6 +1,7 @@
-// equarx Communicator: the only place that knows every module. It resolves options against
-// the environment, validates the call on every rank, picks the plan and runs it on the
-// communicator's transport with the communicator's reused scratch.
+// equarx Communicator: the only place that knows every module. It asks the resolver
+// (algo/resolve.h) what a call runs, agrees on it with every rank (core/validate.h,
+// core/rotation_guard.h) and runs it on the communicator's transport with the
+// communicator's reused scratch.
 #include "equarx/communicator.h"
 
 #include <sched.h>
@@ -9,54 +10,40 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "algo/cost_model.h"
+#include "algo/hierarchical.h"
+#include "algo/one_shot.h"
+#include "algo/resolve.h"
 #include "algo/scratch.h"
-#include "algo/selector.h"
 #include "common/env.h"
 #include "common/worker_pool.h"
+#include "core/rotation_guard.h"
 #include "core/validate.h"
-#include "algo/hierarchical.h"
 #include "transport/inproc/inproc_transport.h"
 
 namespace equarx {
 
 struct Communicator::Impl {
+  explicit Impl(std::unique_ptr<transport::Transport> t)
+      : transport(std::move(t)), settings(env::Read()), tables(settings),
+        exchange(transport->size()),
+        peer_bytes(size_t(transport->size())) {
+    ReadCores();
+  }
+
   std::unique_ptr<transport::Transport> transport;
   env::Settings settings;
+  algo::AutoTables tables;
+  algo::Resolved resolved;  // the current call's (reused: nothing allocated per call)
   algo::Scratch scratch;
   algo::Scratch hier_scratch;  // algorithm hierarchical's own buffers (scratch: its inner calls)
-  algo::TuneTable tune = algo::TuneTable::Defaults();
-  std::string tune_path;  // the file `tune` came from ("" = defaults)
-  Status tune_status;     // why that file could not be used, if it could not
-
-  // Makes `tune` the table of `path` (cached: loaded only when the path changes).
-  void UseTuneFile(const std::string& path) {
-    if (path == tune_path) return;
-    tune_path = path;
-    tune = algo::TuneTable::Defaults();
-    tune_status = path.empty() ? Status::Ok() : algo::TuneTable::Load(path, &tune);
-  }
-  // Without a tune file auto asks the cost model (algo::AutoTable): its tables, by the
-  // inputs they depend on (at most 32 kept).
-  std::map<std::string, algo::TuneTable> modeled;
-  const algo::TuneTable& ModelTable(const AllReduceOptions& o, DType dtype, int ranks) {
-    const std::string key = FormatOptions(algo::ModelTableInputs(o)) + " dtype=" +
-                            std::string(DTypeName(dtype)) + " ranks=" + std::to_string(ranks);
-    auto it = modeled.find(key);
-    if (it == modeled.end()) {
-      if (modeled.size() >= 32) modeled.clear();
-      it = modeled.emplace(key, algo::ModelTuneTable(o, dtype, ranks, {settings.link_gbit, settings.step_us}))
-               .first;
-    }
-    return it->second;
-  }
-  std::vector<core::Descriptor> descriptors;
-  std::vector<transport::Request> check_requests;
+  core::Exchange exchange;
+  std::vector<uint64_t> peer_bytes;  // what each peer sent ahead of a refused call
+  std::optional<algo::OneShotCall> ahead;  // a one_shot call started beside the exchange
   uint64_t calls = 0;
   std::unique_ptr<common::WorkerPool> pool;  // the codec threads (option `threads`), if > 1
 
@@ -104,18 +91,13 @@ struct Communicator::Impl {
     }
     return st;
   }
+
+  Status Agree(uint64_t seq, const Status& local, const void* send, const float* residual, algo::RunArgs* args);
+  Status SingleRank(const algo::RunArgs& a);
 };
 
 Communicator::Communicator(std::unique_ptr<transport::Transport> transport)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->transport = std::move(transport);
-  impl_->settings = env::Read();
-  impl_->UseTuneFile(impl_->settings.tune_file);
-  impl_->ReadCores();
-  const size_t n = size_t(impl_->transport->size());
-  impl_->descriptors.resize(n);
-  impl_->check_requests.resize(2 * n);
-}
+    : impl_(std::make_unique<Impl>(std::move(transport))) {}
 
 Communicator::~Communicator() = default;
 
@@ -138,22 +120,6 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
 
 namespace {
 
-// The call's options with every "use the environment / the default" value filled in, so that
-// every rank checks, describes and runs the same concrete configuration.
-AllReduceOptions Resolve(const AllReduceOptions& in, const env::Settings& env) {
-  AllReduceOptions o = in;
-  if (o.microshards == 0) o.microshards = env.microshards;
-  if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
-  if (o.ranks_per_host == 0) o.ranks_per_host = env.ranks_per_host;
-  if (o.threads == 0) o.threads = env.threads;
-  if (o.rotation == Rotation::kDefault) {
-    if (!TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
-    else if (env.rotation) o.rotation = *env.rotation;
-    else o.rotation = DefaultRotation(o.codec);
-  }
-  return o;
-}
-
 AllReduceStats ToStats(const codec::EncodeStats& e) {
   AllReduceStats s;
   s.encoded_values = e.values;
@@ -168,101 +134,97 @@ AllReduceStats ToStats(const codec::EncodeStats& e) {
   return s;
 }
 
+constexpr uint64_t kCheckTag = 0xFFFFFFFFull, kCheckAgainTag = 0xFFFFFFFEull;
+
 }  // namespace
 
 AllReduceOptions ResolveOptions(const AllReduceOptions& options) {
-  return Resolve(options, env::Read());
+  return algo::ResolveDefaults(options, env::Read());
+}
+
+// Validate on: every rank sends its descriptor to every other, and the descriptors decide
+// whether the call runs and whether it rotates (core/rotation_guard.h). A one_shot call
+// starts beside the exchange instead of after it: its messages are consumed only once the
+// descriptors prove every rank runs the same call, and a refused call's messages are drained
+// (each descriptor says what its rank sent ahead). Sets args->rotation.
+Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* send, const float* residual,
+                                 algo::RunArgs* args) {
+  const algo::Resolved& r = resolved;
+  transport::Transport* t = transport.get();
+  const AllReduceOptions& o = r.options;
+  auto spec = [&](bool rotate, bool guard) {
+    return rotate ? codec::RotationSpec{uint32_t(RotationBlockOf(o)), o.seed, guard} : codec::RotationSpec{};
+  };
+  if (!o.validate || t->size() < 2) {  // nothing is checked (documented)
+    args->rotation = spec(r.rotate, false);
+    return local;
+  }
+  core::RotationInput input = core::RotationInput::kSafe;
+  if (local.ok()) input = core::Announce(r.guard, args->dtype, send, residual, args->count);
+  const bool early = local.ok() && r.plan.one_shot;  // one_shot always rotates guarded
+  if (early) {
+    args->rotation = spec(r.rotate, true);
+    ahead.emplace(r.plan, *args, &scratch);
+  }
+  const uint64_t tag = args->tag_base | kCheckTag;
+  const uint64_t hash = r.uses_auto ? r.table->Hash() : 0;
+  const uint64_t sent = early ? algo::OneShotMessageBytes(r.plan, args->count) : 0;
+  Status st = exchange.Start(t, core::Describe(args->count, args->dtype, o, hash, input, sent, local), tag,
+                             args->deadline);
+  const Status started = early ? ahead->Start() : Status::Ok();
+  if (st.ok()) st = exchange.Finish();
+  if (!started.ok()) return Fail(seq, started, true);
+  if (!st.ok()) {
+    if (!exchange.received()) return Fail(seq, st, false);
+    // Refused on every rank: take in what the peers sent ahead (the group stays usable).
+    for (size_t q = 0; q < peer_bytes.size(); ++q) peer_bytes[q] = exchange.all()[q].sent_ahead;
+    const Status drained = early ? ahead->Drain(peer_bytes.data())
+                                 : algo::DrainOneShot(t, args->tag_base, args->deadline, peer_bytes.data(), &scratch);
+    return Fail(seq, drained.ok() ? st : drained, !drained.ok());
+  }
+  core::RotationVerdict v = core::Settle(r.rotate, exchange.all().data(), exchange.all().size());
+  if (v.again) {  // mixed: the unscanned ranks check now, and every rank says again
+    if (input == core::RotationInput::kUnscanned) input = core::CheckInput(args->dtype, send, residual, args->count);
+    st = exchange.Agree(t, core::Describe(args->count, args->dtype, o, hash, input, 0, local),
+                        args->tag_base | kCheckAgainTag, args->deadline);
+    if (!st.ok()) return Fail(seq, st, false);
+    v = core::Settle(r.rotate, exchange.all().data(), exchange.all().size());
+  }
+  if (early && (v.rotate != r.rotate || (v.rotate && !v.guard)))
+    return Fail(seq, Internal("one_shot started with a rotation the ranks did not agree on"), true);
+  args->rotation = spec(v.rotate, v.guard);
+  return Status::Ok();
+}
+
+// One rank: nothing moves and nothing is quantized. With error feedback the result is
+// send + residual, rounded, and the residual keeps the rounding's loss.
+Status Communicator::Impl::SingleRank(const algo::RunArgs& a) {
+  const size_t bytes = a.count * DTypeSize(a.dtype);
+  if (a.residual) {
+    float* sum = reinterpret_cast<float*>(scratch.Bytes(a.count * sizeof(float)));
+    codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(a.dtype), 0}, static_cast<const uint8_t*>(a.send),
+                            a.count, DType::kFloat32, a.residual, sum);
+    codec::Convert(DType::kFloat32, sum, a.count, a.dtype, a.recv);
+    std::fill(a.residual, a.residual + a.count, 0.0f);
+    codec::AccumulateLoss(a.dtype, a.recv, sum, a.count, a.residual);
+  } else if (a.send != a.recv) {
+    std::memcpy(a.recv, a.send, bytes);
+  }
+  return Status::Ok();
 }
 
 Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType dtype,
                                const AllReduceOptions& options, const AllReduceExtras& extras) {
   Impl& m = *impl_;
   if (extras.stats) *extras.stats = AllReduceStats{};
-  transport::Transport* t = m.transport.get();
   if (!m.failed.ok()) return m.failed;
   const uint64_t seq = ++m.calls;
-  const AllReduceOptions o = Resolve(options, m.settings);
-  const auto deadline = transport::Clock::now() + std::chrono::milliseconds(o.timeout_ms);
-  // Every message of call `seq` carries seq in the tag's high half, so nothing left over from
-  // a failed call can match a later one.
-  const uint64_t tag_base = seq << 32;
-
-  Status local = core::CheckLocal(send, recv, count, dtype, o, extras.residual);
-  // The table auto resolves through: the tune file's, else the cost model's for this call
-  // (calls that do not use auto never look at it).
-  const algo::TuneTable* table = &m.tune;
-  if (core::UsesAuto(o)) {
-    m.UseTuneFile(o.tune_file ? o.tune_file : m.settings.tune_file);
-    if (local.ok() && !m.tune_status.ok()) local = m.tune_status;
-    if (m.tune_path.empty() && local.ok()) table = &m.ModelTable(o, dtype, int(t->size()));
-  }
-  // A rotation would spread a NaN/Inf over its block (or overflow on huge values): such a call
-  // runs unrotated on every rank, which the descriptor exchange makes every rank agree on.
-  // Each rank finds out in one of two ways (validate on):
-  //  - a rank that could repeat the call (a flat algorithm, out of place, no error feedback,
-  //    normal execution mode) does not read its input first (kUnscanned). If every rank is
-  //    such, the call rotates guarded (codec.h: a block with an unsafe input comes out NaN)
-  //    and, where a result is NaN or Inf, is repeated unrotated. Every rank inverse-rotates
-  //    every element of the same wire bytes (the executor's DecodeOut), so every rank sees the
-  //    same and repeats or not;
-  //  - any other rank checks its input before the exchange (SafeToRotate: kSafe or kUnsafe).
-  // A kUnsafe anywhere: unrotated. kSafe and kUnscanned mixed: the unscanned ranks check now
-  // and a second exchange settles it. Without validate nothing is checked (documented).
-  bool rotate = o.rotation == Rotation::kHadamard && t->size() > 1 && count > 0;
-  enum : uint8_t { kSafe = 0, kUnsafe = 1, kUnscanned = 2 };
-  auto scan = [&]() -> uint8_t {
-    const bool safe = codec::SafeToRotate(dtype, send, count) &&
-                      (!extras.residual || codec::SafeToRotate(DType::kFloat32, extras.residual, count));
-    return safe ? kSafe : kUnsafe;
-  };
-  const size_t bytes = count * DTypeSize(dtype);
-  const auto s0 = reinterpret_cast<uintptr_t>(send), r0 = reinterpret_cast<uintptr_t>(recv);
-  const bool can_repeat = o.algorithm != Algorithm::kHierarchical && !extras.residual &&
-                          o.mode == ExecutionMode::kNormal && (s0 + bytes <= r0 || r0 + bytes <= s0);
-  uint8_t rotation_state = kSafe;
-  if (rotate && local.ok() && o.validate) rotation_state = can_repeat ? kUnscanned : scan();
-  bool guard = false;
-  if (o.validate && t->size() > 1) {
-    const core::Descriptor mine = core::Describe(count, dtype, o, table->Hash(), rotation_state, local);
-    // Argument errors are agreed on every rank (the communicator stays usable); a failed
-    // exchange is not.
-    Status agreed = core::Agree(t, mine, tag_base | 0xFFFFFFFFull, deadline, m.descriptors.data(),
-                                m.check_requests.data());
-    if (!agreed.ok()) return m.Fail(seq, agreed, false);
-    bool unsafe = false, unscanned = false, all_unscanned = true;
-    for (const core::Descriptor& d : m.descriptors) {
-      unsafe = unsafe || d.unsafe_for_rotation == kUnsafe;
-      unscanned = unscanned || d.unsafe_for_rotation == kUnscanned;
-      all_unscanned = all_unscanned && d.unsafe_for_rotation == kUnscanned;
-    }
-    if (rotate && !unsafe && unscanned && !all_unscanned) {  // mixed: check now, agree again
-      if (rotation_state == kUnscanned) rotation_state = scan();
-      const core::Descriptor again = core::Describe(count, dtype, o, table->Hash(), rotation_state, local);
-      agreed = core::Agree(t, again, tag_base | 0xFFFFFFFEull, deadline, m.descriptors.data(),
-                           m.check_requests.data());
-      if (!agreed.ok()) return m.Fail(seq, agreed, false);
-      for (const core::Descriptor& d : m.descriptors) unsafe = unsafe || d.unsafe_for_rotation == kUnsafe;
-    }
-    rotate = rotate && !unsafe;
-    guard = rotate && all_unscanned;
-  } else if (!local.ok()) {
-    return local;
-  }
-  if (count == 0) return Status::Ok();
-  if (t->size() == 1) {
-    if (extras.residual) {  // nothing is quantized: the result is send + residual, rounded
-      float* sum = reinterpret_cast<float*>(m.scratch.Bytes(count * sizeof(float)));
-      codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(dtype), 0},
-                              static_cast<const uint8_t*>(send), count, DType::kFloat32,
-                              extras.residual, sum);
-      codec::Convert(DType::kFloat32, sum, count, dtype, recv);
-      std::fill(extras.residual, extras.residual + count, 0.0f);
-      codec::AccumulateLoss(dtype, recv, sum, count, extras.residual);
-    } else if (send != recv) {
-      std::memcpy(recv, send, count * DTypeSize(dtype));
-    }
-    return Status::Ok();
-  }
+  transport::Transport* t = m.transport.get();
+  algo::Resolved& r = m.resolved;
+  Status local = algo::Resolve({options, dtype, count, t->size(), send == recv, extras.residual != nullptr},
+                               m.settings, &m.tables, &r);
+  if (local.ok()) local = core::CheckLocal(send, recv, count, dtype, r.options, extras.residual);
+  const AllReduceOptions& o = r.options;
 
   algo::RunArgs args;
   args.transport = t;
@@ -271,33 +233,28 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   args.recv = recv;
   args.count = count;
   args.microshards = o.microshards;
-  args.tag_base = tag_base;
-  args.deadline = deadline;
+  // Every message of call `seq` carries seq in the tag's high half, so nothing left over from
+  // a failed call can match a later one.
+  args.tag_base = seq << 32;
+  args.deadline = transport::Clock::now() + std::chrono::milliseconds(o.timeout_ms);
   args.mode = o.mode;
   args.residual = extras.residual;
   codec::EncodeStats encode_stats;
   if (extras.stats) args.stats = &encode_stats;
-  if (rotate) args.rotation = codec::RotationSpec{uint32_t(RotationBlockOf(o)), o.seed, guard};
   bool nonfinite = false;
-  if (guard) args.rotated_nonfinite = &nonfinite;
+  args.rotated_nonfinite = &nonfinite;
   args.pool = m.Pool(o.threads, o.ranks_per_host);
-  Status st;
-  if (o.algorithm == Algorithm::kHierarchical) {
-    // Each shard's inner plan decides its rotation (algo::PlanRotation), checked for every
-    // shard on every rank before any data moves.
-    st = algo::CheckHierarchical(o, options.rotation, dtype, count, t->size(), *table);
-    if (!st.ok()) return st;
-    st = algo::ExecuteHierarchical(o, options.rotation, args, *table, &m.scratch, &m.hier_scratch);
-  } else {
-    const algo::Plan plan = algo::SelectPlan(o, dtype, count, t->size(), *table);
-    st = algo::PlanRotation(plan, rotate, options.rotation, options.algorithm, &rotate);
-    if (!st.ok()) return st;
-    if (!rotate) args.rotation = codec::RotationSpec{};
-    st = algo::Execute(plan, args, &m.scratch);
-  }
+  m.ahead.reset();
+  Status st = m.Agree(seq, local, send, extras.residual, &args);
+  if (!st.ok() || count == 0) return st;
+  if (t->size() == 1) return m.SingleRank(args);
+  if (m.ahead) st = m.ahead->Finish();
+  else if (r.hierarchical) st = algo::ExecuteHierarchical(r, args, &m.scratch, &m.hier_scratch);
+  else st = algo::Execute(r.plan, args, &m.scratch);
+  m.ahead.reset();
   if (st.ok() && nonfinite) {
     // A guarded call met an input it must not rotate, or overflowed: every rank saw a NaN or Inf
-    // result, and every rank still has its input (out of place). Run it again unrotated.
+    // result, and every rank still has its input. Run it again unrotated.
     AllReduceOptions unrotated = options;
     unrotated.rotation = Rotation::kNone;
     return AllReduce(send, recv, count, dtype, unrotated, extras);
@@ -310,13 +267,11 @@ uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
                                         const AllReduceOptions& options) {
   if (ranks < 2 || count == 0) return 0;
   const env::Settings settings = env::Read();
-  const AllReduceOptions o = Resolve(options, settings);
-  const algo::TuneTable table =
-      core::UsesAuto(o) ? algo::AutoTable(o, dtype, ranks, settings) : algo::TuneTable::Defaults();
-  if (o.algorithm == Algorithm::kHierarchical)
-    return algo::HierarchicalWireBytes(o, dtype, count, 0, ranks, table);
-  algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);
-  return algo::PlanWireBytes(plan, 0, ranks, o.microshards);
+  algo::AutoTables tables(settings);
+  algo::Resolved r;
+  if (!algo::Resolve({options, dtype, count, ranks}, settings, &tables, &r).ok()) return 0;
+  if (r.hierarchical) return algo::HierarchicalWireBytes(r, dtype, count, 0, ranks);
+  return algo::PlanWireBytes(r.plan, 0, ranks, r.options.microshards);
 }
 
 Status CreateInProcessGroup(int ranks, std::vector<std::unique_ptr<Communicator>>* out) {

@@ -1,6 +1,8 @@
 // equarx call validation (see validate.h).
 #include "core/validate.h"
 
+#include "algo/cost_model.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -8,7 +10,7 @@
 namespace equarx::core {
 namespace {
 constexpr uint32_t kMagic = 0x45515258;  // "EQRX"
-constexpr uint32_t kVersion = 5;  // 4: room for 24 option fields; 5: rotation state "not checked"
+constexpr uint32_t kVersion = 6;  // 5: rotation state "not checked"; 6: sent_ahead
 
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
 bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
@@ -19,8 +21,9 @@ bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
 
 }  // namespace
 
-static_assert(sizeof(Descriptor) == 8 + 8 + 8 + 8 + 8 * kMaxDescribedFields + 4 + 116,
+static_assert(sizeof(Descriptor) == 8 + 8 + 8 + 8 + 8 + 8 * kMaxDescribedFields + 4 + 116,
               "Descriptor layout");
+static_assert(sizeof(Descriptor) == algo::kCheckBytes, "the cost model charges the descriptor's size");
 
 Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
                   const AllReduceOptions& o, const float* residual) {
@@ -52,25 +55,21 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
   return Status::Ok();
 }
 
-bool UsesAuto(const AllReduceOptions& o) {
-  return o.algorithm == Algorithm::kAuto ||
-         (o.algorithm == Algorithm::kHierarchical && o.inner == Algorithm::kAuto);
-}
-
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64_t tune_hash,
-                    uint8_t unsafe_for_rotation, const Status& local) {
+                    RotationInput rotation_input, uint64_t sent_ahead, const Status& local) {
   Descriptor d;
   std::memset(&d, 0, sizeof d);
   d.magic = kMagic;
   d.version = kVersion;
   d.count = count;
   d.dtype = uint8_t(dtype);
-  d.unsafe_for_rotation = unsafe_for_rotation;
+  d.rotation_input = rotation_input;
+  d.sent_ahead = sent_ahead;
   size_t n = 0;
   const OptionField* t = OptionFields(&n);
   for (size_t i = 0; i < n; ++i)
     if (t[i].agreed) d.fields[i] = t[i].get(o);
-  d.tune_hash = UsesAuto(o) ? tune_hash : 0;
+  d.tune_hash = tune_hash;
   d.error_code = uint32_t(local.code());
   std::strncpy(d.error, local.message().c_str(), sizeof d.error - 1);
   return d;
@@ -102,43 +101,55 @@ std::string Diff(const Descriptor& a, const Descriptor& b) {
 
 }  // namespace
 
-Status Agree(transport::Transport* t, const Descriptor& mine, uint64_t tag,
-             transport::Deadline deadline, Descriptor* all, transport::Request* reqs) {
+Status Exchange::Start(transport::Transport* t, const Descriptor& mine, uint64_t tag,
+                       transport::Deadline deadline) {
   const int n = t->size(), me = t->rank();
-  all[me] = mine;
-  Status st;
-  int posted = 0;
-  for (int p = 0; p < n && st.ok(); ++p) {
+  t_ = t;
+  deadline_ = deadline;
+  all_[size_t(me)] = mine;
+  start_ = Status::Ok();
+  posted_ = 0;
+  for (int p = 0; p < n && start_.ok(); ++p) {
     if (p == me) continue;
-    st = t->Irecv(p, tag, &all[p], sizeof(Descriptor), &reqs[2 * p]);
-    if (st.ok()) st = t->Isend(p, tag, &mine, sizeof(Descriptor), &reqs[2 * p + 1]);
-    if (st.ok()) posted = p + 1;
+    start_ = t->Irecv(p, tag, &all_[size_t(p)], sizeof(Descriptor), &reqs_[2 * size_t(p)]);
+    if (start_.ok()) start_ = t->Isend(p, tag, &all_[size_t(me)], sizeof(Descriptor), &reqs_[2 * size_t(p) + 1]);
+    if (start_.ok()) posted_ = p + 1;
   }
+  return Status::Ok();  // a failure to post is the verdict (Finish), once the rest is withdrawn
+}
+
+Status Exchange::Finish() {
+  transport::Transport* t = t_;
+  const int n = t->size(), me = t->rank();
+  Status st = start_;
+  received_ = false;
   // Wait for everything (cancel what is left on failure) before reading.
-  for (int p = 0; p < posted; ++p) {
+  for (int p = 0; p < posted_; ++p) {
     if (p == me) continue;
-    for (int j = 0; j < 2; ++j) {
+    for (size_t j = 0; j < 2; ++j) {
+      transport::Request* req = &reqs_[2 * size_t(p) + j];
       if (st.ok()) {
-        Status w = t->Wait(&reqs[2 * p + j], deadline);
+        Status w = t->Wait(req, deadline_);
         if (!w.ok()) {
           st = Status(w.code(), "argument check: " + w.message());
-          t->Cancel(&reqs[2 * p + j]);
+          t->Cancel(req);
         }
       } else {
-        t->Cancel(&reqs[2 * p + j]);
+        t->Cancel(req);
       }
     }
   }
   if (!st.ok()) return st;
+  received_ = true;
   for (int p = 0; p < n; ++p) {
-    if (all[p].error_code != 0) {
-      std::string msg(all[p].error, strnlen(all[p].error, sizeof all[p].error));
-      return Status(StatusCode(all[p].error_code),
-                    p == me ? msg : "rank " + std::to_string(p) + ": " + msg);
+    const Descriptor& d = all_[size_t(p)];
+    if (d.error_code != 0) {
+      std::string msg(d.error, strnlen(d.error, sizeof d.error));
+      return Status(StatusCode(d.error_code), p == me ? msg : "rank " + std::to_string(p) + ": " + msg);
     }
   }
   for (int p = 1; p < n; ++p) {
-    std::string d = Diff(all[0], all[p]);
+    std::string d = Diff(all_[0], all_[size_t(p)]);
     if (!d.empty()) return Mismatch("ranks disagree: rank " + std::to_string(p) + " passes " + d);
   }
   return Status::Ok();

@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <vector>
+
+#include "core/rotation_guard.h"
 #include "equarx/options.h"
 #include "equarx/status.h"
 #include "transport/transport.h"
@@ -23,31 +26,56 @@ struct Descriptor {
   uint32_t version;
   uint64_t count;
   uint8_t dtype;
-  uint8_t unsafe_for_rotation;  // whether this rank's input holds a value the rotation must not
-                                // see: 0 no, 1 yes, 2 not checked (communicator.cc)
+  RotationInput rotation_input;  // what this rank knows of its input (rotation_guard.h)
   uint8_t pad[6];
-  uint64_t tune_hash;   // hash of auto's table when the call uses auto (UsesAuto), else 0
+  uint64_t tune_hash;   // hash of auto's table when the call uses auto, else 0
+  // Bytes of the message this rank sent each peer before the exchange finished (one_shot
+  // starts beside it; 0: none): what a peer must receive and drop when the call is refused.
+  uint64_t sent_ahead;
   uint64_t fields[kMaxDescribedFields];
   uint32_t error_code;  // StatusCode of the local check, 0 if fine
   char error[116];      // its message, truncated
 };
-
-/// Whether a call resolves `auto` through a table: algorithm auto, or hierarchical with inner
-/// auto.
-bool UsesAuto(const AllReduceOptions& o);
 
 /// Checks this rank's arguments only. `o` holds the resolved options (microshards >= 1);
 /// `residual` is the error-feedback buffer (AllReduceExtras), or null.
 Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
                   const AllReduceOptions& o, const float* residual = nullptr);
 
+/// `tune_hash`: the hash of auto's table when the call uses auto, else 0.
 Descriptor Describe(size_t count, DType dtype, const AllReduceOptions& o, uint64_t tune_hash,
-                    uint8_t unsafe_for_rotation, const Status& local);
+                    RotationInput rotation_input, uint64_t sent_ahead, const Status& local);
 
-/// Sends `mine` to every rank and receives theirs; returns the first rank's local error, a
-/// mismatch, or a transport failure — the same verdict on every rank.
-Status Agree(transport::Transport* t, const Descriptor& mine, uint64_t tag,
-             transport::Deadline deadline, Descriptor* all /* [size] */,
-             transport::Request* reqs /* [2 * size] */);
+/// One descriptor exchange, in two halves so that data can move beside it: every rank sends
+/// its descriptor to every other and receives theirs. The verdict is the first rank's local
+/// error, a mismatch, or a transport failure: the same on every rank. Its buffers are made
+/// once, for the group's size.
+class Exchange {
+ public:
+  explicit Exchange(int ranks) : all_(size_t(ranks)), reqs_(2 * size_t(ranks)) {}
+  /// Posts every receive and sends `mine`.
+  Status Start(transport::Transport* t, const Descriptor& mine, uint64_t tag, transport::Deadline deadline);
+  /// Waits for every descriptor and send (cancelling what is left on a failure); the verdict.
+  Status Finish();
+  /// Start, then Finish.
+  Status Agree(transport::Transport* t, const Descriptor& mine, uint64_t tag, transport::Deadline deadline) {
+    EQUARX_RETURN_IF_ERROR(Start(t, mine, tag, deadline));
+    return Finish();
+  }
+  /// Whether Finish received every descriptor (its verdict then comes from them; otherwise
+  /// the transport failed and all() is undefined).
+  bool received() const { return received_; }
+  /// Every rank's descriptor, after Finish.
+  const std::vector<Descriptor>& all() const { return all_; }
+
+ private:
+  std::vector<Descriptor> all_;
+  std::vector<transport::Request> reqs_;
+  transport::Transport* t_ = nullptr;
+  transport::Deadline deadline_;
+  int posted_ = 0;
+  bool received_ = false;
+  Status start_;
+};
 
 }  // namespace equarx::core

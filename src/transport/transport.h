@@ -30,8 +30,9 @@ inline Status WaitTimedOut(bool sending, int peer) {
   return Timeout(std::string(sending ? "send to" : "receive from") + " rank " +
                  std::to_string(peer) + " did not complete in time");
 }
+/// A message whose length is not the receive's: the ranks disagree on the call (kMismatch).
 inline Status LengthMismatch(int peer, size_t sent, size_t expected) {
-  return Internal("message length mismatch with rank " + std::to_string(peer) + ": " +
+  return Mismatch("message length mismatch with rank " + std::to_string(peer) + ": " +
                   std::to_string(sent) + " bytes sent, " + std::to_string(expected) + " expected");
 }
 

@@ -30,7 +30,7 @@ const Config kQuantized[] = {
     {Algorithm::kSemi, Phases::kRS},       {Algorithm::kSemi, Phases::kAG},
     {Algorithm::kSemi, Phases::kRSAG},     {Algorithm::kNaiveFp8, Phases::kRSAG},
     {Algorithm::kTwoShot, Phases::kRS},    {Algorithm::kTwoShot, Phases::kAG},
-    {Algorithm::kTwoShot, Phases::kRSAG},
+    {Algorithm::kTwoShot, Phases::kRSAG},  {Algorithm::kOneShot, Phases::kRSAG},
 };
 
 const int kRanks[] = {1, 2, 3, 4, 5, 7, 8};
@@ -60,7 +60,9 @@ void ExpectIdentical(const std::vector<Buffer>& out, const std::string& what) {
     ASSERT_TRUE(out[r] == out[0]) << what << ": rank " << r << " differs from rank 0";
 }
 
+// The unquantized schedules: the ring and one_shot_raw.
 TEST(Ring, ExactOnIntegerValuedInputs) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kOneShotRaw})
   for (DType dt : {DType::kFloat32, DType::kBFloat16, DType::kFloat16})
     for (int n : kRanks)
       for (size_t count : Sizes(n, 64))
@@ -68,10 +70,10 @@ TEST(Ring, ExactOnIntegerValuedInputs) {
           // |x| <= 4 per rank, so every partial sum (<= 32) is exact even in bf16.
           auto in = MakeInputs(n, count, dt, 11 + count, /*integers=*/true);
           AllReduceOptions o;
-          o.algorithm = Algorithm::kRing;
+          o.algorithm = a;
           auto out = Reduce(in, o, in_place);
-          const std::string what = std::string(DTypeName(dt)) + " n=" + std::to_string(n) +
-                                   " count=" + std::to_string(count);
+          const std::string what = std::string(AlgorithmName(a)) + " " + std::string(DTypeName(dt)) +
+                                   " n=" + std::to_string(n) + " count=" + std::to_string(count);
           ExpectIdentical(out, what);
           auto exact = ExactSum(in);
           size_t wrong = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algo/cost_model.h"
+#include "algo/resolve.h"
 #include "core/validate.h"
 #include "equarx/equarx.hpp"
 #include "support/harness.h"
@@ -45,7 +46,8 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
   int checked = 0;
   for (int n : {2, 3, 4, 7})
     for (Algorithm a : {Algorithm::kRing, Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi,
-                        Algorithm::kTwoShot, Algorithm::kNaiveFp8, Algorithm::kAuto})
+                        Algorithm::kTwoShot, Algorithm::kNaiveFp8, Algorithm::kAuto, Algorithm::kOneShot,
+                        Algorithm::kOneShotRaw})
       for (Codec codec : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3})
         for (size_t count : {size_t(1), size_t(1000), size_t(100003)})
           for (bool validate : {true, false}) {
@@ -56,9 +58,8 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
             o.block = 32;
             o.validate = validate;
             const DType dtype = a == Algorithm::kNaiveFp8 ? DType::kFloat32 : DType::kBFloat16;
-            const AllReduceOptions resolved = ResolveOptions(o);
-            const auto p = algo::PredictFlat(resolved, dtype, count, FlatMachine(n),
-                                             algo::AutoTable(resolved, dtype, n, env::Read()));
+            const auto p = algo::PredictFlat(o, dtype, count, FlatMachine(n),
+                                             algo::AutoTableOf(o, dtype, n, env::Read()));
             const auto sent = MeasuredBytes(n, count, dtype, o);
             const std::string what = std::string(AlgorithmName(a)) + " " +
                                      std::string(CodecName(codec)) + " n=" + std::to_string(n) +
@@ -69,7 +70,7 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
             EXPECT_EQ(p.host_egress_bytes, sent[0]) << what;  // one rank per host
             ++checked;
           }
-  EXPECT_EQ(checked, 4 * (5 * 3 + 2) * 3 * 2);  // 408 calls
+  EXPECT_EQ(checked, 4 * (6 * 3 + 3) * 3 * 2);  // 504 calls
 }
 
 TEST(CostModel, HierarchicalBytesAreWhatRankZeroSends) {
@@ -82,7 +83,7 @@ TEST(CostModel, HierarchicalBytesAreWhatRankZeroSends) {
           o.validate = validate;
           algo::Machine m = FlatMachine(hosts);
           m.ranks_per_host = per_host;
-          const auto p = algo::PredictFlat(ResolveOptions(o), DType::kBFloat16, count, m, table);
+          const auto p = algo::PredictFlat(o, DType::kBFloat16, count, m, table);
           const auto sent = MeasuredBytes(hosts * per_host, count, DType::kBFloat16, o);
           EXPECT_EQ(p.wire_bytes_per_rank, sent[0])
               << hosts << "x" << per_host << " " << AlgorithmName(inner) << " count=" << count

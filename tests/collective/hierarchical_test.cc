@@ -11,6 +11,7 @@
 
 #include "algo/cost_model.h"
 #include "algo/hierarchical.h"
+#include "algo/resolve.h"
 #include "algo/tune_table.h"
 #include "core/validate.h"
 #include "equarx/equarx.hpp"
@@ -50,19 +51,20 @@ void ExpectHierarchical(const std::vector<Buffer>& in, const AllReduceOptions& o
   for (int r = 1; r < n; ++r) EXPECT_TRUE(run.out[size_t(r)] == run.out[0]) << what << ": rank " << r << " differs";
 
   // Bytes: every rank's count is the schedule's (plus the argument check's descriptors).
-  const AllReduceOptions resolved = ResolveOptions(o);
+  const env::Settings env = env::Read();
+  algo::AutoTables tables(env);
+  algo::Resolved resolved;
+  ASSERT_TRUE(algo::Resolve({o, in[0].dtype, in[0].size(), n}, env, &tables, &resolved).ok()) << what;
   for (int r = 0; r < n; ++r)
-    EXPECT_EQ(run.bytes[size_t(r)],
-              algo::HierarchicalWireBytes(resolved, in[0].dtype, in[0].size(), r, n,
-                                          algo::AutoTable(resolved, in[0].dtype, n, env::Read())) +
-                  uint64_t(n - 1) * sizeof(core::Descriptor))
+    EXPECT_EQ(run.bytes[size_t(r)], algo::HierarchicalWireBytes(resolved, in[0].dtype, in[0].size(), r, n) +
+                                        uint64_t(n - 1) * sizeof(core::Descriptor))
         << what << ": rank " << r;
 
   // Error: |result - exact| <= |exact - sum of the host sums| + the inner bound on them.
   if (o.inner == Algorithm::kAuto) return;  // which plan auto ran depends on the shard size
   const std::vector<double> exact = testing::ExactSum(in);
   AllReduceOptions ob = o;  // the rotation as the caller gave it (a default one is not
-  ob.ranks_per_host = resolved.ranks_per_host;  // applied to an unquantized inner step)
+  ob.ranks_per_host = resolved.options.ranks_per_host;  // applied to an unquantized inner step)
   const std::vector<double> bound = testing::ErrorBound(in, ob, in[0].dtype);
   size_t bad = 0;
   for (size_t i = 0; i < exact.size(); ++i)

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <string>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -178,6 +181,59 @@ TEST(Mismatch, AnArgumentErrorLeavesTheCommunicatorUsable) {
       return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), count, DType::kFloat32);
     });
     for (const Status& s : st) EXPECT_EQ(s.code(), spoil ? StatusCode::kMismatch : StatusCode::kOk) << s.ToString();
+  }
+}
+
+// one_shot sends its data beside the argument check instead of after it. A refused call must
+// still fail on every rank with the check's message, whichever ranks sent data ahead (those
+// that run one_shot with valid arguments) and whichever did not, and what they sent must be
+// taken in: the next calls on the same group give the right result.
+TEST(Mismatch, OneShotDataSentAheadOfARefusedCallIsDrained) {
+  using Spoil = std::function<void(const void**, size_t*, DType*, AllReduceOptions*)>;
+  const std::vector<std::tuple<int, Spoil, StatusCode, std::string>> cases = {
+      {1, [](const void**, size_t* c, DType*, AllReduceOptions*) { *c = kCount - 1; }, StatusCode::kMismatch, "count"},
+      {2, [](const void**, size_t*, DType*, AllReduceOptions* o) { o->algorithm = Algorithm::kRing; },
+       StatusCode::kMismatch, "algorithm"},
+      {0, [](const void**, size_t*, DType*, AllReduceOptions* o) { o->block = 7; }, StatusCode::kInvalidArgument,
+       "block 7"},
+      {1, [](const void**, size_t*, DType* d, AllReduceOptions*) { *d = DType::kBFloat16; }, StatusCode::kMismatch,
+       "dtype"},
+      {2, [](const void** s, size_t*, DType*, AllReduceOptions*) { *s = nullptr; }, StatusCode::kInvalidArgument,
+       "send buffer is null"},
+      {0, [](const void**, size_t*, DType*, AllReduceOptions* o) {  // the other one_shot
+         o->algorithm = o->algorithm == Algorithm::kOneShot ? Algorithm::kOneShotRaw : Algorithm::kOneShot;
+       }, StatusCode::kMismatch, "algorithm"},
+      {1, [](const void**, size_t* c, DType*, AllReduceOptions*) { *c = 0; }, StatusCode::kMismatch, "count"},
+  };
+  for (Algorithm a : {Algorithm::kOneShot, Algorithm::kOneShotRaw}) {
+    std::vector<std::unique_ptr<Communicator>> comms;
+    ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
+    auto in = MakeInputs(3, kCount, DType::kFloat32, 5, /*integers=*/true);
+    const auto exact = ExactSum(in);
+    for (const auto& [bad, spoil, code, needle] : cases)
+      for (bool spoiled : {true, false}) {
+        auto out = in;
+        auto st = RunRanks(comms, [&](Communicator& c) {
+          const void* send = in[size_t(c.rank())].data();
+          size_t count = kCount;
+          DType dtype = DType::kFloat32;
+          AllReduceOptions o;
+          o.algorithm = a;
+          o.timeout_ms = 20000;
+          if (spoiled && c.rank() == bad) spoil(&send, &count, &dtype, &o);
+          return c.AllReduce(send, out[size_t(c.rank())].data(), count, dtype, o);
+        });
+        const std::string what = std::string(AlgorithmName(a)) + " " + needle + (spoiled ? "" : ", then a good call");
+        if (spoiled) {
+          ExpectAll(st, code, needle);
+          continue;
+        }
+        for (const Status& s : st) ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
+        for (int r = 1; r < 3; ++r) ASSERT_TRUE(out[size_t(r)] == out[0]) << what;
+        if (a == Algorithm::kOneShotRaw)  // integers: exact
+          for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(out[0].Get(i), exact[i]) << what << " element " << i;
+      }
+    for (const auto& c : comms) EXPECT_TRUE(c->failure().ok()) << c->failure().ToString();
   }
 }
 

@@ -58,16 +58,18 @@ AllReduceOptions Rotated(Algorithm a, Phases p, Codec c) {
 
 TEST(Rotation, EveryAlgorithmWithinBoundAndIdenticalOnEveryRank) {
   const Algorithm algos[] = {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi,
-                             Algorithm::kTwoShot, Algorithm::kAuto, Algorithm::kRing};
+                             Algorithm::kTwoShot, Algorithm::kAuto, Algorithm::kRing,
+                             Algorithm::kOneShot, Algorithm::kOneShotRaw};
   for (Algorithm a : algos)
     for (Phases p : {Phases::kRSAG, Phases::kRS, Phases::kAG})
       for (int n : {2, 3, 5, 8})
         for (size_t count : {size_t(1), size_t(63), size_t(64), size_t(65), size_t(n) * 64 - 1,
                              size_t(5003)}) {
-          if ((a == Algorithm::kRing || a == Algorithm::kAuto) && p != Phases::kRSAG) continue;
+          const bool unquantized = a == Algorithm::kRing || a == Algorithm::kOneShotRaw;
+          if ((unquantized || a == Algorithm::kAuto) && p != Phases::kRSAG) continue;
           DType dt = count % 3 == 0 ? DType::kFloat16 : count % 2 ? DType::kBFloat16 : DType::kFloat32;
           // f16 rotates only where every hop is quantized (Rotation.F16WithAnUnquantizedHop).
-          if (dt == DType::kFloat16 && (a == Algorithm::kRing || p != Phases::kRSAG)) dt = DType::kBFloat16;
+          if (dt == DType::kFloat16 && (unquantized || p != Phases::kRSAG)) dt = DType::kBFloat16;
           auto in = WithOutliers(n, count, dt, 7 + count * 3 + size_t(n));
           AllReduceOptions o = Rotated(a, p, Codec::kInt8);
           o.block = count % 2 ? 64 : 32;
@@ -189,7 +191,7 @@ TEST(Rotation, NonFiniteOrHugeInputsRunUnrotatedOnEveryRank) {
   // bitwise the rotation = none result on every rank.
   const std::vector<std::vector<bool>> layouts = {
       {false, false, false}, {true, true, true}, {true, false, false}, {false, false, true}};
-  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot})
+  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot, Algorithm::kOneShot})
     for (double bad : {double(NAN), double(INFINITY), 0x1p110})
       for (DType dt : {DType::kFloat32, DType::kBFloat16})
         for (const auto& in_place : layouts) {
@@ -216,7 +218,7 @@ TEST(Rotation, SafeInputsRotateWhetherCheckedFirstOrGuarded) {
   // rotated result, bitwise that of the calls whose ranks check their inputs first (in place,
   // or mixed), and not the unrotated one. Then a call with a NaN on the same group, repeated
   // unrotated, and a clean call after it: the repeat keeps every rank's calls in step.
-  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kAuto}) {
+  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kAuto, Algorithm::kOneShot}) {
     const size_t count = 1500;
     auto in = MakeInputs(4, count, DType::kBFloat16, 9);
     AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
@@ -285,7 +287,7 @@ TEST(Rotation, StochasticRoundingAndTelemetry) {
 }
 
 TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
-  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot})
+  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot, Algorithm::kOneShot})
     for (DType dt : {DType::kFloat32, DType::kBFloat16})
       for (int n : {2, 3}) {
         const size_t count = 3001;
@@ -333,7 +335,7 @@ TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
 
 TEST(Rotation, SameBitsOnEverySimdTarget) {
   auto in = WithOutliers(4, 20011, DType::kBFloat16, 3);
-  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot}) {
+  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kOneShot}) {
     AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
     codec::ForceTarget(0);
     const auto want = Reduce(in, o, false);

@@ -55,7 +55,7 @@ TEST(Inproc, LengthMismatchIsAnError) {
   ASSERT_TRUE(b->Irecv(0, 1, small, sizeof small, &r).ok());
   ASSERT_TRUE(a->Isend(1, 1, big, sizeof big, &s).ok());
   Status st = b->Wait(&r, In(1000));
-  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_EQ(st.code(), StatusCode::kMismatch);
   EXPECT_NE(st.message().find("16 bytes sent, 8 expected"), std::string::npos) << st.ToString();
 }
 

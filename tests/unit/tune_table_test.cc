@@ -12,6 +12,7 @@
 #include <string>
 
 #include "algo/cost_model.h"
+#include "algo/resolve.h"
 #include "support/harness.h"
 #include "support/oracle.h"
 
@@ -97,17 +98,19 @@ TEST(Auto, FollowsItsTableExactly) {
 }
 
 // Without a tune file auto asks the cost model. At every size of its sweep the table's choice
-// is the model's fastest: the ring unless a quantized candidate beats it by 5%, else the
-// fastest quantized candidate.
+// is the model's fastest: the fastest unquantized schedule unless a quantized candidate beats
+// it by 5%, else the fastest quantized candidate.
 TEST(ModelTable, EverySizePicksTheModelsFastest) {
-  const Algorithm quantized[] = {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi, Algorithm::kFull};
-  int ring_rules = 0, quantized_rules = 0;
+  const Algorithm plain[] = {Algorithm::kRing, Algorithm::kOneShotRaw};
+  const Algorithm quantized[] = {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi, Algorithm::kFull,
+                                 Algorithm::kOneShot};
+  int plain_rules = 0, quantized_rules = 0;
   for (int n : {2, 4, 8, 64})
     for (double link : {1.0, 25.0, 100.0})
       for (DType dtype : {DType::kBFloat16, DType::kFloat32}) {
         AllReduceOptions o;
         o.algorithm = Algorithm::kAuto;
-        o = ResolveOptions(o);
+        o.microshards = 4;
         const TuneTable t = algo::ModelTuneTable(o, dtype, n, {link, 50});
         ASSERT_EQ(t.sections.size(), 1u);
         const auto& rules = t.sections[0].rules;
@@ -121,38 +124,47 @@ TEST(ModelTable, EverySizePicksTheModelsFastest) {
         m.hosts = n;
         m.link_bytes_per_s = link * 1e9 / 8;
         m.alpha_s = 50e-6;
+        m.check_bytes = algo::kCheckBytes;
         for (size_t bytes = 16; bytes <= (size_t(1) << 34); bytes *= 2) {
           const size_t count = bytes / DTypeSize(dtype);
           const std::string where = std::to_string(n) + " ranks, " + std::to_string(link) + " Gbit/s, " +
                                     std::to_string(bytes) + " B " + std::string(DTypeName(dtype));
           const algo::TuneRule rule = t.Lookup(n, dtype, bytes);
           EXPECT_EQ(rule.phases, Phases::kRSAG) << where;
+          // The default rotation: int8's hadamard on the quantized plans, none on the others.
           AllReduceOptions c = o;
-          c.algorithm = Algorithm::kRing;
-          c.rotation = Rotation::kNone;
-          const double ring = algo::PredictFlat(c, dtype, count, m, t).seconds;
-          c.rotation = o.rotation;
-          double fastest = 1e300;
-          Algorithm best = Algorithm::kRing;
-          for (Algorithm a : quantized) {
-            c.algorithm = a;
-            const double s = algo::PredictFlat(c, dtype, count, m, t).seconds;
-            if (s < fastest) fastest = s, best = a;
-          }
-          if (rule.algorithm == Algorithm::kRing) {
-            EXPECT_GE(fastest, 0.95 * ring) << where;
+          auto fastest_of = [&](const auto& algorithms, Rotation rotation, Algorithm* best) {
+            double fastest = 1e300;
+            for (Algorithm a : algorithms) {
+              c.algorithm = a;
+              c.rotation = rotation;
+              const double s = algo::PredictFlat(c, dtype, count, m, t).seconds;
+              if (s < fastest) fastest = s, *best = a;
+            }
+            return fastest;
+          };
+          Algorithm best_plain, best;
+          const double unquantized = fastest_of(plain, Rotation::kNone, &best_plain);
+          const double fastest = fastest_of(quantized, Rotation::kHadamard, &best);
+          if (!IsQuantized(rule.algorithm)) {
+            EXPECT_GE(fastest, 0.95 * unquantized) << where;
+            c.algorithm = rule.algorithm;
+            c.rotation = Rotation::kNone;
+            EXPECT_EQ(algo::PredictFlat(c, dtype, count, m, t).seconds, unquantized)
+                << where << ": " << AlgorithmName(rule.algorithm) << " vs " << AlgorithmName(best_plain);
           } else {
-            EXPECT_LT(fastest, 0.95 * ring) << where;
+            EXPECT_LT(fastest, 0.95 * unquantized) << where;
+            c.rotation = Rotation::kHadamard;
             c.algorithm = rule.algorithm;
             EXPECT_EQ(algo::PredictFlat(c, dtype, count, m, t).seconds, fastest)
                 << where << ": " << AlgorithmName(rule.algorithm) << " vs " << AlgorithmName(best);
           }
         }
-        for (const auto& r : rules) (r.algorithm == Algorithm::kRing ? ring_rules : quantized_rules)++;
+        for (const auto& r : rules) (IsQuantized(r.algorithm) ? quantized_rules : plain_rules)++;
       }
   // Both kinds of choice occur over these networks (a table of one kind would pass the above
   // only if the model agreed everywhere).
-  EXPECT_GT(ring_rules, 0);
+  EXPECT_GT(plain_rules, 0);
   EXPECT_GT(quantized_rules, 0);
 }
 
@@ -191,10 +203,9 @@ TEST(ModelTable, DependsOnItsInputsOnly) {
 TEST(Auto, FollowsTheCostModelWithoutATable) {
   ::unsetenv("EQUARX_TUNE_FILE");
   ::setenv("EQUARX_LINK_GBIT", "100", 1);
-  AllReduceOptions resolved;
-  resolved.algorithm = Algorithm::kAuto;
-  resolved = ResolveOptions(resolved);
-  const TuneTable table = algo::ModelTuneTable(resolved, DType::kFloat32, 4, {100, 50});
+  AllReduceOptions asked;
+  asked.algorithm = Algorithm::kAuto;
+  const TuneTable table = algo::AutoTableOf(asked, DType::kFloat32, 4, env::Read());
   std::set<Algorithm> seen;
   for (size_t count : {size_t(1000), size_t(400000)}) {  // 4 KB and 1.6 MB of f32
     const auto in = MakeInputs(4, count, DType::kFloat32, count);

@@ -8,7 +8,9 @@
 // partial (unit roundoff e: 2^-8 bf16, 2^-11 f16, 2^-24 f32), every f32 addition rounds by
 // 2^-24. The semi-loop's two chains add their errors; a quantized all-gather adds one more
 // encode; the result's conversion to the dtype rounds once more. Two-shot encodes each
-// contribution once on its own scale: sum over ranks of u * blockmax.
+// contribution once on its own scale: sum over ranks of u * blockmax. One-shot too (one_shot;
+// one_shot_raw sends the inputs as they are), with no all-gather, and its N - 1 f32
+// additions in rank order grow like a chain of N - 1 additions.
 //
 // With a rotation, per power-of-two piece of P = 2^k elements of a rotation block: the
 // schedule runs on the rotated inputs y_r = rot(x_r) (computed in f32 exactly as the library
@@ -23,9 +25,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "algo/cost_model.h"
-#include "algo/selector.h"
-#include "algo/tune_table.h"
+#include "algo/resolve.h"
 #include "codec/codec.h"
 #include "common/env.h"
 
@@ -57,10 +57,11 @@ void PlainBound(const std::vector<const float*>& x, size_t count, const AllReduc
     const double m = *std::max_element(s.begin() + long(b0), s.begin() + long(b1));
     std::fill(sb.begin() + long(b0), sb.begin() + long(b1), m);
   }
-  // Two-shot: sum over ranks of each rank's own block maximum (each contribution is encoded
-  // once, on its own scale).
+  // Two-shot and one-shot: sum over ranks of each rank's own block maximum (each contribution
+  // is encoded once, on its own scale).
+  const bool one_shot = o.algorithm == Algorithm::kOneShot || o.algorithm == Algorithm::kOneShotRaw;
   std::vector<double> summax;
-  if (o.algorithm == Algorithm::kTwoShot) {
+  if (o.algorithm == Algorithm::kTwoShot || o.algorithm == Algorithm::kOneShot) {
     summax.assign(count, 0.0);
     for (const float* b : x)
       for (size_t b0 = 0; b0 < count; b0 += B) {
@@ -74,11 +75,11 @@ void PlainBound(const std::vector<const float*>& x, size_t count, const AllReduc
   const double add = 0x1p-23;                // f32 additions, with margin
   const double u = EncodeErrorPerAbsmax(o);  // one encode, per unit of the block's absmax
   const bool quantized = IsQuantized(o.algorithm);
-  const bool rs_q = quantized && o.algorithm != Algorithm::kNaiveFp8 && o.phases != Phases::kAG;
-  const bool ag_q = quantized && o.algorithm != Algorithm::kNaiveFp8 && o.phases != Phases::kRS;
+  const bool rs_q = quantized && o.algorithm != Algorithm::kNaiveFp8 && (one_shot || o.phases != Phases::kAG);
+  const bool ag_q = quantized && o.algorithm != Algorithm::kNaiveFp8 && !one_shot && o.phases != Phases::kRS;
   int chains[2] = {n - 1, 0};
   if (o.algorithm == Algorithm::kSemi) chains[0] = n / 2, chains[1] = (n - 1) / 2;
-  if (o.algorithm == Algorithm::kTwoShot) chains[0] = 0;  // one encode per contribution
+  if (o.algorithm == Algorithm::kTwoShot || one_shot) chains[0] = 0;  // one encode per contribution
 
   for (size_t i = 0; i < count; ++i) {
     double E = 0;
@@ -87,7 +88,9 @@ void PlainBound(const std::vector<const float*>& x, size_t count, const AllReduc
       bound[i] = Grow(2 * n + 1, 0x1p-3 + add, s[i]) * 1.01;
       continue;
     }
-    if (o.algorithm == Algorithm::kTwoShot && rs_q) E = u * summax[i];
+    if ((o.algorithm == Algorithm::kTwoShot || one_shot) && rs_q) E = u * summax[i];
+    // one_shot: N decoded contributions added in f32, in rank order (no hop rounds them).
+    if (one_shot) E += Grow(n - 1, add, s[i] + E);
     for (int c : chains) {
       if (c <= 0) continue;
       E += rs_q ? Grow(c, u + add, sb[i]) : Grow(c, (o.f32_partials ? 0x1p-24 : e) + add, s[i]);
@@ -170,26 +173,20 @@ bool RotationApplies(const AllReduceOptions& o, int ranks) {
 
 AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks) {
   AllReduceOptions r = o;
+  const env::Settings env = env::Read();
   if (o.algorithm == Algorithm::kHierarchical) {  // its inner plans: see HierarchicalBound
-    r.ranks_per_host = ResolveOptions(o).ranks_per_host;  // EQUARX_RANKS_PER_HOST
+    r.ranks_per_host = algo::ResolveDefaults(o, env).ranks_per_host;  // EQUARX_RANKS_PER_HOST
     return r;
   }
   if (ranks < 2) return r;
-  // auto: the library's table (the tune file, else the cost model's on the environment's
-  // network), for the options as a call resolves them.
-  algo::TuneTable table = algo::TuneTable::Defaults();
-  if (o.algorithm == Algorithm::kAuto) {
-    table = algo::AutoTable(ResolveOptions(o), dtype, ranks, env::Read());
-  }
-  const algo::Plan plan = algo::SelectPlan(o, dtype, count, ranks, table);
-  r.algorithm = plan.algorithm;
-  if (o.algorithm == Algorithm::kAuto) r.phases = table.Lookup(ranks, dtype, count * DTypeSize(dtype)).phases;
-  // As Communicator::AllReduce: a plan with an unquantized f16 hop runs unrotated when auto or
-  // the size gate chose it (rotated values could overflow f16); the caller's own choice of such
-  // a plan with rotation hadamard is refused, so it has no bound to resolve.
-  const bool raw_f16 = plan.rs_wire.format == codec::Format::kRawF16 ||
-                       plan.ag_wire.format == codec::Format::kRawF16;
-  if (raw_f16 && RotationApplies(r, ranks)) r.rotation = Rotation::kNone;
+  // The library's resolver decides the plan (auto's table: the tune file, else the cost
+  // model's on the environment's network) and the rotation.
+  algo::AutoTables tables(env);
+  algo::Resolved res;
+  if (!algo::Resolve({o, dtype, count, ranks}, env, &tables, &res).ok() || count == 0) return r;
+  r.algorithm = res.plan.algorithm;
+  r.phases = res.plan.phases;
+  r.rotation = res.rotate ? Rotation::kHadamard : Rotation::kNone;
   return r;
 }
 

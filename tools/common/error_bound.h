@@ -3,7 +3,7 @@
 // implementation shared by the tests' oracle (tests/support/oracle.h) and the tools that
 // report #wrong (equarx-perf, equarx-accuracy): #wrong = elements outside this bound, so 0
 // means correct on every path. Derivation in error_bound.cc; docs/algorithms.md has the
-// error growth per algorithm. Depends on the library (codec reference, selector); the
+// error growth per algorithm. Depends on the library (codec reference, resolver); the
 // library never depends on this.
 #pragma once
 
@@ -28,11 +28,10 @@ double FlaggedBlockFactor(Codec c);
 /// quantizes. `o.algorithm` must be resolved (ResolveForBound) for `auto`.
 bool RotationApplies(const AllReduceOptions& o, int ranks);
 
-/// The options with `auto` and the quantize_min_bytes gate resolved as the library resolves
-/// them for a call of `count` elements on `ranks` ranks (the tune table of o.tune_file or
-/// EQUARX_TUNE_FILE, else the built-in one), and the rotation set to none where the library
-/// runs the call unrotated although it asked for one (a chosen plan with an unquantized f16
-/// hop). Other fields unchanged.
+/// The options with the algorithm, phases and rotation the library's resolver (algo/resolve.h)
+/// decides for a call of `count` elements on `ranks` ranks: auto's pick and the
+/// quantize_min_bytes gate, and the rotation as hadamard or none. Other fields unchanged
+/// (hierarchical: only ranks_per_host resolved).
 AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks);
 
 /// The bound for the segment [offset, offset + count) of a tensor: x[r] holds rank r's `count`

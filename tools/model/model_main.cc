@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "algo/cost_model.h"
-#include "algo/selector.h"
+#include "algo/resolve.h"
 #include "args.h"
 #include "codec/codec.h"
 #include "common/env.h"
@@ -177,7 +177,6 @@ int main(int argc, char** argv) {
     const Status ok = CheckOptions(o);
     if (!ok.ok()) return fail(ok.message());
   }
-  for (AllReduceOptions& o : sets) o = ResolveOptions(o);  // as a call would run them
 
   m.link_bytes_per_s = link_gbit * 1e9 / 8;
   m.link_burst_bytes = uint64_t(m.link_bytes_per_s * burst_ms * 1e-3);
@@ -209,12 +208,15 @@ int main(int argc, char** argv) {
                 "schedule", "steps", "wire/rank", "host egress", "lat(us)", "net(us)", "mem(us)",
                 "codec(us)", "time(us)");
   }
-  // auto resolves as the library's would on this network: EQUARX_TUNE_FILE's table, else the
-  // cost model's with EQUARX_LINK_GBIT and EQUARX_STEP_US set to this run's link and step time
-  // (algo::AutoTable: the built-in kernel rates, one codec thread).
+  // Each call resolves as the library's would (defaults from the environment), and auto on
+  // this network: EQUARX_TUNE_FILE's table, else the cost model's with EQUARX_LINK_GBIT and
+  // EQUARX_STEP_US set to this run's link and step time (the built-in kernel rates, one codec
+  // thread).
   env::Settings network = env::Read();
   network.link_gbit = link_gbit;
   network.step_us = alpha_us;
+  m.env = &network;
+  algo::AutoTables auto_tables(network);
   auto table_for = [&](const AllReduceOptions& o, int h, int r, bool hier) {
     AllReduceOptions t = o;
     t.ranks_per_host = uint32_t(r);
@@ -222,8 +224,9 @@ int main(int argc, char** argv) {
       t.inner = o.algorithm;
       t.algorithm = Algorithm::kHierarchical;
     }
-    if (!core::UsesAuto(t)) return algo::TuneTable::Defaults();  // not looked at
-    return algo::AutoTable(t, *dtype, h * r, network);
+    algo::Resolved res;  // the call's table (the built-in one when it does not use auto)
+    (void)algo::Resolve({t, *dtype, 1, h * r}, network, &auto_tables, &res);
+    return *res.table;
   };
   for (int h : hosts)
     for (int r : per_host) {
@@ -246,7 +249,8 @@ int main(int argc, char** argv) {
               std::printf("%d,%d,%zu,%s,%s,%s,\"%s\",%d,%llu,%llu,%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
                           h, r,
                           bytes, std::string(DTypeName(*dtype)).c_str(), hier ? "hierarchical" : "flat",
-                          std::string(AlgorithmName(pr.algorithm)).c_str(), FormatOptions(o).c_str(), pr.steps, (unsigned long long)pr.messages,
+                          std::string(AlgorithmName(pr.algorithm)).c_str(),
+                          FormatOptions(algo::ResolveDefaults(o, network)).c_str(), pr.steps, (unsigned long long)pr.messages,
                           (unsigned long long)pr.wire_bytes_per_rank,
                           (unsigned long long)pr.host_egress_bytes,
                           (unsigned long long)pr.intra_host_bytes, pr.latency_s * 1e6,

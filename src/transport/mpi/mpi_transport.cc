@@ -16,6 +16,9 @@ struct MpiReq {
   int sending = 0;
   int done = 0;
   int error = MPI_SUCCESS;
+  size_t bytes = 0;   // a receive: what it expects
+  long got = -1;      // a receive of another length: what came (-1: longer than expected)
+  bool length = false;
 };
 static_assert(sizeof(MpiReq) <= sizeof(Request::state), "Request storage too small");
 
@@ -52,6 +55,7 @@ class MpiTransport final : public Transport {
     EQUARX_RETURN_IF_ERROR(Check(peer, bytes, "receive from"));
     MpiReq* r = new (req->state) MpiReq();
     r->peer = peer;
+    r->bytes = bytes;
     int rc = MPI_Irecv(buf, int(bytes), MPI_BYTE, peer, Tag(tag), comm_, &r->req);
     if (rc != MPI_SUCCESS) return RemoteError("MPI_Irecv from rank " + std::to_string(peer) + ": " + MpiError(rc));
     return Status::Ok();
@@ -109,14 +113,29 @@ class MpiTransport final : public Transport {
     int flag = 0;
     MPI_Status st;
     int rc = MPI_Test(&r->req, &flag, &st);
-    if (rc != MPI_SUCCESS) {
+    // A message longer than the receive (truncated) or shorter is a length mismatch, as on
+    // every transport.
+    int err_class = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &err_class);
+    if (rc != MPI_SUCCESS && err_class != MPI_ERR_TRUNCATE) {
       r->done = 1;
       r->error = rc;
       return;
     }
-    if (flag) r->done = 1;
+    if (!flag && rc == MPI_SUCCESS) return;
+    r->done = 1;
+    if (!r->sending) {
+      int n = 0;
+      MPI_Get_count(&st, MPI_BYTE, &n);
+      r->length = err_class == MPI_ERR_TRUNCATE || size_t(n) != r->bytes;
+      r->got = err_class == MPI_ERR_TRUNCATE ? -1 : long(n);
+    }
   }
   static Status ResultOf(const MpiReq* r) {
+    if (r->length)
+      return r->got < 0 ? Mismatch("message length mismatch with rank " + std::to_string(r->peer) +
+                                   ": more bytes sent than the " + std::to_string(r->bytes) + " expected")
+                        : LengthMismatch(r->peer, size_t(r->got), r->bytes);
     if (r->error == MPI_SUCCESS) return Status::Ok();
     return RemoteError(std::string(r->sending ? "send to" : "receive from") + " rank " +
                        std::to_string(r->peer) + " failed: " + MpiError(r->error));

@@ -1,0 +1,54 @@
+// equarx `one_shot` in two halves (the schedule is in one_shot.cc), so that the communicator
+// can send the call check beside the data instead of before it.
+#pragma once
+
+#include <cstdint>
+
+#include "algo/call_io.h"
+#include "algo/plan.h"
+
+namespace equarx::algo {
+
+/// The tag of one_shot's one message per peer and call.
+inline uint64_t OneShotTag(uint64_t tag_base) { return tag_base; }
+
+/// Bytes of each of the N - 1 messages a rank sends when running `plan` (one_shot) on `count`
+/// elements.
+uint64_t OneShotMessageBytes(const Plan& plan, size_t count);
+
+class OneShotCall {
+ public:
+  /// `plan`, `args` and `scratch` must outlive the call.
+  OneShotCall(const Plan& plan, const RunArgs& args, Scratch* scratch);
+  /// Posts every receive, codes this rank's contribution and sends it to every peer.
+  Status Start();
+  /// Waits for every message (Start first if not started), sums, and writes the result (or,
+  /// with a guarded rotation whose result is not finite, sets *args.rotated_nonfinite and
+  /// writes nothing).
+  Status Finish();
+  /// After Start, when the call was refused: waits for what each peer q sent (peer_bytes[q]
+  /// bytes, 0: nothing) and for this rank's sends, and withdraws the rest. The transport's
+  /// failures are returned; length mismatches are expected and ignored.
+  Status Drain(const uint64_t* peer_bytes);
+
+ private:
+  uint8_t* Slot(int q) { return slots_ + size_t(q) * slot_; }
+
+  const Plan& plan_;
+  const RunArgs& args_;
+  RunArgs bound_;  // args, with the output in scratch when the result is copied out at the end
+  int n_, r_;
+  uint64_t msg_;
+  size_t slot_, esize_;
+  bool copy_out_;
+  CallIo io_;
+  uint8_t* slots_ = nullptr;
+  float *acc_ = nullptr, *staged_ = nullptr, *loss_ = nullptr;
+  bool started_ = false;
+};
+
+/// The same for a rank that did not Start: receives and drops what each peer q sent.
+Status DrainOneShot(transport::Transport* t, uint64_t tag_base, transport::Deadline deadline,
+                    const uint64_t* peer_bytes, Scratch* scratch);
+
+}  // namespace equarx::algo

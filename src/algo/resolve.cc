@@ -1,0 +1,204 @@
+// equarx call resolver (see resolve.h for what it decides and in which order).
+#include "algo/resolve.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "algo/cost_model.h"
+#include "algo/hierarchical.h"
+
+namespace equarx::algo {
+
+AllReduceOptions ResolveDefaults(const AllReduceOptions& in, const env::Settings& env) {
+  AllReduceOptions o = in;
+  if (o.microshards == 0) o.microshards = env.microshards;
+  if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
+  if (o.ranks_per_host == 0) o.ranks_per_host = env.ranks_per_host;
+  if (o.threads == 0) o.threads = env.threads;
+  if (o.rotation == Rotation::kDefault) {
+    if (!TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
+    else if (env.rotation) o.rotation = *env.rotation;
+    else o.rotation = DefaultRotation(o.codec);
+  }
+  return o;
+}
+
+// ---- auto's tables ----
+
+AutoTables::AutoTables(const env::Settings& env)
+    : env_file_(env.tune_file), network_{env.link_gbit, env.step_us, env.rotation} {}
+
+namespace {
+
+// Whether two options agree on every field of the option table (no allocation).
+bool SameOptions(const AllReduceOptions& a, const AllReduceOptions& b) {
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  for (size_t i = 0; i < n; ++i)
+    if (t[i].get(a) != t[i].get(b)) return false;
+  return true;
+}
+
+constexpr size_t kModeledKept = 32;
+
+}  // namespace
+
+const TuneTable& AutoTables::For(const AllReduceOptions& o, DType dtype, int ranks, Status* status) {
+  const char* file = o.tune_file ? o.tune_file : env_file_.c_str();
+  if (*file) {
+    if (file_ != file) {  // loaded when the path changes
+      file_ = file;
+      loaded_ = TuneTable::Defaults();
+      loaded_status_ = TuneTable::Load(file_, &loaded_);
+    }
+    if (!loaded_status_.ok()) *status = loaded_status_;
+    return loaded_;
+  }
+  const AllReduceOptions inputs = ModelTableInputs(o);
+  for (const Modeled& m : modeled_)
+    if (m.dtype == dtype && m.ranks == ranks && SameOptions(m.inputs, inputs)) return m.table;
+  if (modeled_.size() >= kModeledKept) modeled_.erase(modeled_.begin());
+  modeled_.push_back({inputs, dtype, ranks, ModelTuneTable(inputs, dtype, ranks, network_)});
+  return modeled_.back().table;
+}
+
+// ---- plans ----
+
+codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding, uint64_t seed,
+                              ScaleFormat scale) {
+  codec::WireSpec w;
+  w.block = uint32_t(block);
+  w.scale = scale == ScaleFormat::kBF16       ? codec::kScaleBF16
+            : scale == ScaleFormat::kTwoLevel ? codec::kScaleTwoLevel
+                                              : codec::kScaleF32;
+  w.rounding = rounding == Rounding::kStochastic ? codec::kRoundStochastic : codec::kRoundNearestEven;
+  w.seed = seed;
+  w.format = codec::BlockInfoOf(codec).format;
+  return w;
+}
+
+Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks, const TuneTable& table) {
+  Algorithm a = o.algorithm;
+  Phases phases = o.phases;
+  const size_t bytes = count * DTypeSize(dtype);
+  if (a == Algorithm::kAuto) {
+    const TuneRule rule = table.Lookup(ranks, dtype, bytes);
+    a = rule.algorithm;
+    phases = rule.phases;
+  }
+  if (IsQuantized(a) && bytes < o.quantize_min_bytes) a = UnquantizedTwin(a);
+  PlanArgs args;
+  args.dtype = dtype;
+  args.count = count;
+  args.ranks = ranks;
+  args.phases = phases;
+  args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed, o.scale);
+  args.f32_partials = o.f32_partials;
+  if (o.rotation == Rotation::kHadamard) args.rotation_block = RotationBlockOf(o);
+  // auto resolved above; hierarchical is not one plan (hierarchical.cc runs it): the ring
+  // stands in.
+  if (a == Algorithm::kAuto || a == Algorithm::kHierarchical) a = Algorithm::kRing;
+  Plan p = BuilderOf(a)(args);
+  p.algorithm = a;
+  p.phases = phases;
+  return p;
+}
+
+namespace {
+
+// Step 5 of resolve.h for `plan`: whether it rotates, or the refusal of a rotation the caller
+// asked for on a plan it chose itself that cannot carry one.
+Status PlanRotates(const AllReduceOptions& o, bool asked, Algorithm chosen, const Plan& plan, bool* rotate) {
+  *rotate = o.rotation == Rotation::kHadamard && (asked || IsQuantized(plan.algorithm));
+  const bool raw_f16 = plan.rs_wire.format == codec::Format::kRawF16 ||
+                       plan.ag_wire.format == codec::Format::kRawF16;
+  if (!*rotate || !raw_f16) return Status::Ok();
+  *rotate = false;
+  if (asked && chosen == plan.algorithm)
+    return InvalidArgument("rotation hadamard with f16 data needs every hop quantized (an "
+                           "unquantized f16 hop could overflow in the rotated domain): use "
+                           "phases rs+ag, or bf16 or f32 data");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InnerPlan(const Resolved& r, DType dtype, size_t count, int hosts, Plan* plan, bool* rotate) {
+  AllReduceOptions inner = r.options;
+  inner.algorithm = r.options.inner;
+  *plan = SelectPlan(inner, dtype, count, hosts, *r.table);
+  // Every inner plan counts as the caller's choice: a rotation asked for is refused, never
+  // dropped, where a chunk's plan has an unquantized f16 hop.
+  if (!PlanRotates(inner, r.rotation_asked, plan->algorithm, *plan, rotate).ok())
+    return InvalidArgument("rotation hadamard with f16 data needs every hop across hosts "
+                           "quantized (an unquantized f16 hop could overflow in the rotated "
+                           "domain): use inner phases rs+ag, or bf16 or f32 data");
+  return Status::Ok();
+}
+
+namespace {
+
+// Steps 4-6 of resolve.h, once the options are valid and the table is known.
+Status Decide(const Call& call, Resolved* out) {
+  Resolved& r = *out;
+  const AllReduceOptions& o = r.options;
+  if (call.ranks < 2 || call.count == 0) return Status::Ok();  // nothing moves, nothing rotates
+  bool can_repeat = !call.residual && o.mode == ExecutionMode::kNormal;
+  if (r.hierarchical) {
+    EQUARX_RETURN_IF_ERROR(CheckHierarchical(r, call.dtype, call.count, call.ranks));
+    r.rotate = o.rotation == Rotation::kHadamard;  // each inner plan decides (InnerPlan)
+    can_repeat = false;
+  } else {
+    r.plan = SelectPlan(o, call.dtype, call.count, call.ranks, *r.table);
+    EQUARX_RETURN_IF_ERROR(PlanRotates(o, r.rotation_asked, call.options.algorithm, r.plan, &r.rotate));
+    // one_shot writes its output and the residual only once every contribution is in: it can
+    // always repeat.
+    can_repeat = r.plan.one_shot || (can_repeat && !call.in_place);
+  }
+  if (r.rotate) r.guard = can_repeat ? RotationGuard::kGuarded : RotationGuard::kCheckFirst;
+  return Status::Ok();
+}
+
+// Steps 1-2: *out's options, or their error.
+Status Begin(const Call& call, const env::Settings& env, Resolved* out) {
+  static const TuneTable kBuiltIn = TuneTable::Defaults();
+  Resolved& r = *out;
+  r = Resolved{};
+  r.options = ResolveDefaults(call.options, env);
+  r.table = &kBuiltIn;
+  r.rotation_asked = call.options.rotation == Rotation::kHadamard;
+  EQUARX_RETURN_IF_ERROR(CheckOptions(r.options));
+  const AllReduceOptions& o = r.options;
+  r.hierarchical = o.algorithm == Algorithm::kHierarchical;
+  r.uses_auto = o.algorithm == Algorithm::kAuto || (r.hierarchical && o.inner == Algorithm::kAuto);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Resolve(const Call& call, const env::Settings& env, AutoTables* tables, Resolved* out) {
+  EQUARX_RETURN_IF_ERROR(Begin(call, env, out));
+  if (out->uses_auto) {  // step 3
+    AllReduceOptions key = out->options;
+    key.rotation = call.options.rotation;
+    Status st;
+    out->table = &tables->For(key, call.dtype, call.ranks, &st);
+    EQUARX_RETURN_IF_ERROR(st);
+  }
+  return Decide(call, out);
+}
+
+Status Resolve(const Call& call, const env::Settings& env, const TuneTable& table, Resolved* out) {
+  EQUARX_RETURN_IF_ERROR(Begin(call, env, out));
+  out->table = &table;
+  return Decide(call, out);
+}
+
+TuneTable AutoTableOf(const AllReduceOptions& asked, DType dtype, int ranks, const env::Settings& env) {
+  AutoTables tables(env);
+  Resolved r;
+  (void)Resolve({asked, dtype, 1, ranks}, env, &tables, &r);
+  return *r.table;
+}
+
+}  // namespace equarx::algo

@@ -1,0 +1,41 @@
+// equarx rotation guard (see rotation_guard.h).
+#include "core/rotation_guard.h"
+
+#include "algo/resolve.h"
+#include "codec/codec.h"
+#include "core/validate.h"
+
+namespace equarx::core {
+
+RotationInput CheckInput(DType dtype, const void* x, const float* residual, size_t count) {
+  const bool safe = codec::SafeToRotate(dtype, x, count) &&
+                    (!residual || codec::SafeToRotate(DType::kFloat32, residual, count));
+  return safe ? RotationInput::kSafe : RotationInput::kUnsafe;
+}
+
+RotationInput Announce(algo::RotationGuard guard, DType dtype, const void* send, const float* residual,
+                       size_t count) {
+  switch (guard) {
+    case algo::RotationGuard::kNone: return RotationInput::kSafe;
+    case algo::RotationGuard::kGuarded: return RotationInput::kUnscanned;
+    case algo::RotationGuard::kCheckFirst: break;
+  }
+  return CheckInput(dtype, send, residual, count);
+}
+
+RotationVerdict Settle(bool rotate, const Descriptor* all, size_t ranks) {
+  bool unsafe = false, unscanned = false, all_unscanned = true;
+  for (size_t q = 0; q < ranks; ++q) {
+    const RotationInput in = all[q].rotation_input;
+    unsafe = unsafe || in == RotationInput::kUnsafe;
+    unscanned = unscanned || in == RotationInput::kUnscanned;
+    all_unscanned = all_unscanned && in == RotationInput::kUnscanned;
+  }
+  RotationVerdict v;
+  v.again = rotate && !unsafe && unscanned && !all_unscanned;
+  v.rotate = rotate && !unsafe;
+  v.guard = v.rotate && all_unscanned;
+  return v;
+}
+
+}  // namespace equarx::core
