@@ -82,7 +82,7 @@ typedef enum {
  * so fields can be appended without breaking callers. */
 typedef struct {
   size_t size;                /* sizeof(equarxConfig_t) of the caller */
-  int algorithm;              /* equarxAlgorithm_t, default equarxAlgoFullBidir */
+  int algorithm;              /* equarxAlgorithm_t, default equarxAlgoAuto */
   int phases;                 /* equarxPhases_t, default equarxPhasesRSAG */
   int codec;                  /* equarxCodec_t, default equarxCodecInt8 */
   size_t block;               /* elements per scale block, 16..4096, default 64 */
@@ -104,7 +104,7 @@ typedef struct {
 } equarxConfig_t;
 
 #define EQUARX_CONFIG_INITIALIZER                                                              \
-  { sizeof(equarxConfig_t), equarxAlgoFullBidir, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, \
+  { sizeof(equarxConfig_t), equarxAlgoAuto, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, \
     0, 1, equarxRoundNearest, 0, equarxRotationDefault, equarxScaleF32, "" }
 
 /* Opt-in telemetry of one call on one rank (what this rank's encodes did; estimates from the

@@ -28,7 +28,7 @@ enum class ExecutionMode : uint8_t {
 /// Options of one AllReduce call. Every rank must pass the same values (checked).
 /// Option > environment variable (EQUARX_*) > default, see docs/configuration.md.
 struct AllReduceOptions {
-  Algorithm algorithm = Algorithm::kFullBidir;
+  Algorithm algorithm = Algorithm::kAuto;  ///< by message size (docs/algorithms.md, "auto")
   Phases phases = Phases::kRSAG;
   Codec codec = Codec::kInt8;
   /// Elements per scale block, in [kMinBlock, kMaxBlock].

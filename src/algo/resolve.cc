@@ -43,22 +43,30 @@ constexpr size_t kModeledKept = 32;
 
 }  // namespace
 
-const TuneTable& AutoTables::For(const AllReduceOptions& o, DType dtype, int ranks, Status* status) {
+const TuneTable& AutoTables::For(const AllReduceOptions& o, DType dtype, int ranks, uint64_t* hash,
+                                 Status* status) {
   const char* file = o.tune_file ? o.tune_file : env_file_.c_str();
   if (*file) {
     if (file_ != file) {  // loaded when the path changes
       file_ = file;
       loaded_ = TuneTable::Defaults();
       loaded_status_ = TuneTable::Load(file_, &loaded_);
+      loaded_hash_ = loaded_.Hash();
     }
     if (!loaded_status_.ok()) *status = loaded_status_;
+    *hash = loaded_hash_;
     return loaded_;
   }
   const AllReduceOptions inputs = ModelTableInputs(o);
   for (const Modeled& m : modeled_)
-    if (m.dtype == dtype && m.ranks == ranks && SameOptions(m.inputs, inputs)) return m.table;
+    if (m.dtype == dtype && m.ranks == ranks && SameOptions(m.inputs, inputs)) {
+      *hash = m.hash;
+      return m.table;
+    }
   if (modeled_.size() >= kModeledKept) modeled_.erase(modeled_.begin());
-  modeled_.push_back({inputs, dtype, ranks, ModelTuneTable(inputs, dtype, ranks, network_)});
+  TuneTable t = ModelTuneTable(inputs, dtype, ranks, network_);
+  *hash = t.Hash();
+  modeled_.push_back({inputs, dtype, ranks, std::move(t), *hash});
   return modeled_.back().table;
 }
 
@@ -182,7 +190,7 @@ Status Resolve(const Call& call, const env::Settings& env, AutoTables* tables, R
     AllReduceOptions key = out->options;
     key.rotation = call.options.rotation;
     Status st;
-    out->table = &tables->For(key, call.dtype, call.ranks, &st);
+    out->table = &tables->For(key, call.dtype, call.ranks, &out->table_hash, &st);
     EQUARX_RETURN_IF_ERROR(st);
   }
   return Decide(call, out);

@@ -51,8 +51,9 @@ class AutoTables {
   /// The table for calls of `o` (resolved, but with the rotation as asked) on `ranks` ranks of
   /// `dtype`: the tune file that o.tune_file, else EQUARX_TUNE_FILE names, else the cost
   /// model's on the environment's network (EQUARX_LINK_GBIT, EQUARX_STEP_US). A file that
-  /// cannot be loaded gives the built-in table and its error in *status.
-  const TuneTable& For(const AllReduceOptions& o, DType dtype, int ranks, Status* status);
+  /// cannot be loaded gives the built-in table and its error in *status. *hash: the table's
+  /// Hash(), computed once per table.
+  const TuneTable& For(const AllReduceOptions& o, DType dtype, int ranks, uint64_t* hash, Status* status);
 
  private:
   struct Modeled {
@@ -60,11 +61,13 @@ class AutoTables {
     DType dtype;
     int ranks;
     TuneTable table;
+    uint64_t hash;
   };
   std::string env_file_;
   AutoNetwork network_;
   std::string file_;  // the file `loaded` came from ("" = none yet)
   TuneTable loaded_;
+  uint64_t loaded_hash_ = 0;
   Status loaded_status_;
   std::vector<Modeled> modeled_;  // the cost model's tables, newest last
 };
@@ -91,6 +94,7 @@ struct Resolved {
   AllReduceOptions options;  ///< every default filled in (ResolveDefaults)
   const TuneTable* table = nullptr;  ///< auto's table (the built-in one when auto is not used)
   bool uses_auto = false;  ///< algorithm auto, or hierarchical with inner auto
+  uint64_t table_hash = 0;  ///< the table's Hash() when the call uses auto (the descriptor's), else 0
   bool hierarchical = false;
   Plan plan;  ///< the flat plan that runs (not hierarchical)
   /// The plan rotates each contribution (rotation block RotationBlockOf(options)), unless an

@@ -36,6 +36,10 @@ const std::vector<Knob>& Knobs() {
       {"EQUARX_ROTATION", "none|hadamard", "(the codec's default)",
        "rotation of calls whose options leave it at default (quantized plans only): none, or "
        "hadamard (randomized Walsh-Hadamard per block before quantizing)"},
+      {"EQUARX_SPIN_US", "uint", "50",
+       "microseconds a rank that waits for a message polls for it before it sleeps (0..100000): "
+       "a small call's messages arrive within microseconds, and waking a sleeping rank costs "
+       "more than that"},
       {"EQUARX_SOCKET_IFNAME", "name", "(first non-loopback)",
        "network interface whose IPv4 address other hosts use to reach this rank (data path "
        "sockets)"},
@@ -85,6 +89,7 @@ Settings Read() {
   ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
   ParseUint("EQUARX_RANKS_PER_HOST", 1, 2047, &s.ranks_per_host, &s.warnings);
   ParseUint("EQUARX_THREADS", 1, 64, &s.threads, &s.warnings);
+  ParseUint("EQUARX_SPIN_US", 0, 100000, &s.spin_us, &s.warnings);
   ParseNumber("EQUARX_LINK_GBIT", 0.001, 100000, &s.link_gbit, &s.warnings);
   ParseNumber("EQUARX_STEP_US", 0, 1000000, &s.step_us, &s.warnings);
   if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;

@@ -34,6 +34,7 @@ struct Settings {
   std::optional<Rotation> rotation;  // EQUARX_ROTATION, if set to none or hadamard
   uint32_t ranks_per_host = 1;       // EQUARX_RANKS_PER_HOST (algorithm hierarchical)
   uint32_t threads = 0;              // EQUARX_THREADS (0: from the cores and the local ranks)
+  uint32_t spin_us = 50;             // EQUARX_SPIN_US (poll before sleeping in a wait)
   double link_gbit = 1;              // EQUARX_LINK_GBIT (auto's cost model without a tune file)
   double step_us = 50;               // EQUARX_STEP_US (auto's cost model without a tune file)
   std::vector<std::string> warnings;

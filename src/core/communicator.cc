@@ -33,6 +33,7 @@ struct Communicator::Impl {
         exchange(transport->size()),
         peer_bytes(size_t(transport->size())) {
     ReadCores();
+    transport->SetSpin(std::chrono::microseconds(settings.spin_us));
   }
 
   std::unique_ptr<transport::Transport> transport;
@@ -167,7 +168,7 @@ Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* 
     ahead.emplace(r.plan, *args, &scratch);
   }
   const uint64_t tag = args->tag_base | kCheckTag;
-  const uint64_t hash = r.uses_auto ? r.table->Hash() : 0;
+  const uint64_t hash = r.table_hash;
   const uint64_t sent = early ? algo::OneShotMessageBytes(r.plan, args->count) : 0;
   Status st = exchange.Start(t, core::Describe(args->count, args->dtype, o, hash, input, sent, local), tag,
                              args->deadline);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "equarx/status.h"
 
@@ -70,11 +71,34 @@ class Transport {
   /// afterwards. Default: nothing (in-process and MPI transports).
   virtual void Abort(const std::string& why) { (void)why; }
 
+  /// How long a Wait polls for progress before it sleeps (EQUARX_SPIN_US): a small call's
+  /// messages arrive within microseconds, and waking a sleeping thread costs more. Polling
+  /// yields the core between looks, so that ranks sharing cores still progress.
+  void SetSpin(std::chrono::microseconds spin) { spin_ = spin; }
+  std::chrono::microseconds spin() const { return spin_; }
+
   /// Bytes this rank has handed to Isend so far.
   virtual uint64_t bytes_sent() const = 0;
   /// Ranks of this group that run on this host and share its cores, as far as the transport
   /// knows (1 when it does not); the default of the `threads` option divides the cores by it.
   virtual int local_ranks() const { return 1; }
+
+ private:
+  std::chrono::microseconds spin_{50};
 };
+
+/// Polls `done()` until it is true or `spin` has passed, yielding the core between looks;
+/// returns done(). The spin before a wait sleeps (Transport::SetSpin).
+template <class Done>
+bool SpinUntil(std::chrono::microseconds spin, Done done) {
+  if (done()) return true;
+  if (spin.count() <= 0) return false;
+  const Deadline end = Clock::now() + spin;
+  do {
+    std::this_thread::yield();
+    if (done()) return true;
+  } while (Clock::now() < end);
+  return false;
+}
 
 }  // namespace equarx::transport

@@ -164,6 +164,7 @@ class InprocTransport final : public Transport {
 
   Status Wait(Request* req, Deadline deadline) override {
     Entry* e = AsEntry(req);
+    SpinUntil(spin(), [e] { return e->state.load(std::memory_order_acquire) == kDone; });
     if (e->state.load(std::memory_order_acquire) != kDone) {
       Mailbox& m = fabric_->box(e->owner);
       std::unique_lock<std::mutex> lock(m.mu);

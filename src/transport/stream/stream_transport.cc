@@ -186,6 +186,10 @@ class StreamTransport final : public Transport {
 
   Status Wait(Request* req, Deadline deadline) override {
     Entry* e = AsEntry(req);
+    SpinUntil(spin(), [&] {
+      Progress(0);
+      return e->outcome != Outcome::kPending;
+    });
     while (e->outcome == Outcome::kPending) {
       const auto now = Clock::now();
       if (now >= deadline)
