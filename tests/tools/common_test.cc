@@ -66,6 +66,23 @@ TEST(Half, F64RoundingIsDirect) {
   }
 }
 
+// The timing summaries of the benchmarks: the median, and the p99 by nearest rank (the
+// smallest value at least 99% of the samples do not exceed), worked out by hand.
+TEST(Stats, MedianAndPercentile) {
+  EXPECT_EQ(Median({}), 0.0);
+  EXPECT_EQ(Median({3, 1, 2}), 2.0);
+  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);  // 1..100, shuffled order does not matter
+  EXPECT_EQ(Percentile(v, 0.99), 99.0);
+  EXPECT_EQ(Percentile(v, 0.5), 50.0);
+  EXPECT_EQ(Percentile(v, 1.0), 100.0);
+  v.push_back(1000);  // 101 samples: ceil(0.99 * 101) = 100th smallest
+  EXPECT_EQ(Percentile(v, 0.99), 100.0);
+  EXPECT_EQ(Percentile({7}, 0.99), 7.0);
+  EXPECT_EQ(Percentile({}, 0.99), 0.0);
+}
+
 TEST(Random, DeterministicAndChunkIndependent) {
   for (Distribution d : {Distribution::kNormal, Distribution::kUniform, Distribution::kHeavyTailed,
                          Distribution::kInteger}) {

@@ -280,5 +280,28 @@ TEST(Auto, ABrokenTableFailsAutoCallsOnEveryRankOnly) {
   std::remove(path);
 }
 
+// Every flat algorithm has its row in the registry (algo/algorithms.inc): a builder, and an
+// unquantized twin that is unquantized and builds a plan of its own; auto and hierarchical,
+// which resolve to flat plans, have none.
+TEST(Registry, EveryFlatAlgorithmHasARow) {
+  size_t n = 0;
+  const EnumInfo* algos = AlgorithmTable(&n);
+  for (size_t i = 0; i < n; ++i) {
+    const Algorithm a = Algorithm(algos[i].id);
+    const bool flat = a != Algorithm::kAuto && a != Algorithm::kHierarchical;
+    EXPECT_EQ(algo::BuilderOf(a) != nullptr, flat) << algos[i].name;
+    if (!flat) continue;
+    const Algorithm twin = algo::UnquantizedTwin(a);
+    EXPECT_FALSE(IsQuantized(twin)) << algos[i].name;
+    EXPECT_NE(algo::BuilderOf(twin), nullptr) << algos[i].name;
+    algo::PlanArgs args;
+    args.count = 1000;
+    args.ranks = 3;
+    args.quantized = algo::QuantizedWire(Codec::kInt8, 64);
+    const algo::Plan p = algo::BuilderOf(a)(args);
+    EXPECT_STREQ(p.name, algos[i].name.data()) << "the row's builder builds its own algorithm";
+  }
+}
+
 }  // namespace
 }  // namespace equarx::testing

@@ -45,6 +45,9 @@ ErrorStats CompareArrays(const double* ref, const double* got, size_t n);
 
 /// Median of timings (the mean of the middle two for an even count; 0 when empty).
 double Median(std::vector<double> v);
+/// The q-quantile (0 < q <= 1) of timings: the smallest value that at least a fraction q of
+/// them do not exceed (nearest rank; 0 when empty). Percentile(v, 0.99) is the p99.
+double Percentile(std::vector<double> v, double q);
 
 /// 64-bit FNV-1a of `bytes` bytes: compares results between ranks or runs without moving them.
 uint64_t Fnv1a64(const void* data, size_t bytes);
