@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Small messages on emulated hosts (bench/latency.sh): equarx's default call (algorithm auto,
+no options) beside Open MPI's default MPI_Allreduce, Open MPI's ring and Gloo.
+
+  bench/plot/latency_table.py [RESULTS_DIR] [--splice docs/benchmarks.md]
+
+RESULTS_DIR (default bench/results/latency) holds latency/ (16 B .. 1 MiB, f32 and bf16, per
+host count and link) and sweep/{small,large}/ (f32, 4 hosts, 1 Gbit/s, 1 KiB .. 64 MiB), each a
+bench/netem/run.sh output (rows.jsonl, env.txt). Times are the median (p50) and p99 over the
+run's calls of the slowest rank's time per call. "auto ran" names the schedule whose wire bytes
+per rank equal auto's at that size (one of the fixed schedules timed beside it). With --splice
+the text between <!-- generated:latency:begin --> and <!-- generated:latency:end --> in that
+file is replaced.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from codec_speed_table import emit, env_of, split_splice  # noqa: E402
+
+PLOT = "bench/plot/latency_table.py"
+PEERS = (("mpi", "Open MPI default"), ("mpi_ring", "Open MPI ring"), ("gloo", "Gloo ring"))
+FIXED = ("ring", "one_shot_raw", "one_shot", "two_shot", "full_bidir")
+
+
+def rows_of(path):
+    out = []
+    if not os.path.exists(path):
+        return out
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("type") != "header" and r.get("mode", "normal") == "normal":
+            out.append(r)
+    return out
+
+
+def size_text(b):
+    for unit, s in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= s and b % s == 0:
+            return f"{b // s} {unit}"
+    return f"{b} B"
+
+
+def us(x):
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def index(rows):
+    """(hosts, rate, dtype, size, algo) -> row."""
+    return {(r["hosts"], r["rate"], r["dtype"], r["size_bytes"], r["algo"]): r for r in rows}
+
+
+def ran(idx, key):
+    auto = idx.get(key + ("auto",))
+    if not auto:
+        return "?"
+    same = [a for a in FIXED if (idx.get(key + (a,)) or {}).get("wire_bytes") == auto["wire_bytes"]]
+    return "/".join(same) if same else "?"
+
+
+def latency_table(idx, hosts, rate, dtype):
+    sizes = sorted({k[3] for k in idx if k[:3] == (hosts, rate, dtype)})
+    if not sizes:
+        return []
+    peers = [(a, name) for a, name in PEERS if dtype == "f32"]
+    head = "| size | auto ran | equarx default p50 / p99 (us) | bf16 ring p50 (us) |" if dtype == "bf16" else \
+        "| size | auto ran | equarx default p50 / p99 (us) | " + " | ".join(f"{n} p50 / p99" for _, n in peers) + \
+        " | equarx / fastest peer (p50) |"
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for s in sizes:
+        key = (hosts, rate, dtype, s)
+        a = idx.get(key + ("auto",))
+        if not a:
+            continue
+        cells = [size_text(s), ran(idx, key), f"{us(a['time_us'])} / {us(a.get('time_p99_us', 0))}"]
+        if dtype == "bf16":
+            ring = idx.get(key + ("ring",))
+            cells.append(us(ring["time_us"]) if ring else "-")
+        else:
+            best = None
+            for p, _ in peers:
+                r = idx.get((hosts, rate, "f32", s, p))
+                cells.append(f"{us(r['time_us'])} / {us(r.get('time_p99_us', 0))}" if r else "-")
+                if r and (best is None or r["time_us"] < best):
+                    best = r["time_us"]
+            cells.append(f"{a['time_us'] / best:.2f}" if best else "-")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def sweep_table(idx):
+    sizes = sorted({k[3] for k in idx if k[:3] == (4, "1gbit", "f32")})
+    out = ["| size | auto ran | equarx default p50 (us) | Open MPI default | Open MPI ring | Gloo ring | "
+           "fastest peer / equarx | target |", "|---|---|---|---|---|---|---|---|"]
+    met = total = 0
+    for s in sizes:
+        key = (4, "1gbit", "f32", s)
+        a = idx.get(key + ("auto",))
+        if not a:
+            continue
+        peers = [idx.get(key[:3] + (s, p)) for p, _ in PEERS]
+        best = min((r["time_us"] for r in peers if r), default=None)
+        speed = best / a["time_us"] if best else None
+        ok = speed is not None and speed >= 1.0
+        ring = idx.get(key[:3] + (s, "mpi_ring"))
+        note = ""
+        if s == 64 << 20 and ring:
+            ring_x = ring["time_us"] / a["time_us"]
+            ok = ok and ring_x >= 3.5
+            note = f" ({ring_x:.2f}x Open MPI's ring, target 3.5x)"
+        met += ok
+        total += 1
+        out.append("| " + " | ".join([size_text(s), ran(idx, key), us(a["time_us"])] +
+                                     [us(r["time_us"]) if r else "-" for r in peers] +
+                                     [f"{speed:.2f}x" if speed else "-", ("met" if ok else "missed") + note]) + " |")
+    return out, met, total
+
+
+def header(env):
+    commit = env.get("commit", "?")
+    dirty = " (+ uncommitted changes)" if "dirty" in commit else ""
+    return (f"Generated by `bash bench/latency.sh` (`{PLOT}`) on {env.get('date', '?')}, commit "
+            f"{commit[:7]}{dirty}; {env.get('kernel', '?')}; load at end: {env.get('load at end', '?')}.")
+
+
+def main():
+    args, splice = split_splice(sys.argv[1:])
+    res = args[0] if args else "bench/results/latency"
+    lat = rows_of(os.path.join(res, "latency", "rows.jsonl"))
+    sweep = rows_of(os.path.join(res, "sweep", "small", "rows.jsonl")) + \
+        rows_of(os.path.join(res, "sweep", "large", "rows.jsonl"))
+    env = env_of(os.path.join(res, "latency", "env.txt"))
+    text = [header(env), ""]
+    idx = index(lat)
+    for hosts in sorted({k[0] for k in idx}):
+        for rate in sorted({k[1] for k in idx if k[0] == hosts}):
+            for dtype in ("f32", "bf16"):
+                t = latency_table(idx, hosts, rate, dtype)
+                if not t:
+                    continue
+                link = "unshaped links" if rate == "none" else f"{rate.replace('gbit', ' Gbit/s')} links"
+                text += [f"**{hosts} hosts, {link}, {dtype}** (`latency/raw/H{hosts}_{rate}_*`):", ""] + t + [""]
+    if sweep:
+        senv = env_of(os.path.join(res, "sweep", "small", "env.txt"))
+        t, met, total = sweep_table(index(sweep))
+        text += [f"**Every power of two, 4 hosts at 1 Gbit/s, f32** (`sweep/`: "
+                 f"{senv.get('date', '?')}, commit {senv.get('commit', '?')[:7]}; fastest peer / equarx "
+                 f"above 1 means equarx's default call is the fastest): {met} of {total} sizes met.", ""] + t
+    emit("\n".join(text).rstrip() + "\n", splice, "latency")
+
+
+if __name__ == "__main__":
+    main()
