@@ -51,8 +51,9 @@ Status ParseDataPath(const std::string& name, DataPath* out);
 using AllGatherFn = std::function<Status(const void* mine, size_t bytes, void* all)>;
 
 struct BootstrapOptions {
-  /// kSockets (the default), kHost or kSharedMemory; kMpi is refused (use CreateMpiCommunicator).
-  DataPath data_path = DataPath::kSockets;
+  /// kHost (the default: rings to the ranks of this host, TCP to the others, the hosts found,
+  /// not configured), kSockets or kSharedMemory; kMpi is refused (use CreateMpiCommunicator).
+  DataPath data_path = DataPath::kHost;
   /// kSockets, kHost: the interface other hosts connect to (e.g. "eth1"); empty: the first
   /// non-loopback IPv4 interface that is up.
   std::string socket_interface;

@@ -14,10 +14,12 @@ namespace equarx {
 // DataPath and DataPathName: equarx/bootstrap.h.
 
 struct MpiCommunicatorOptions {
-  /// The default is kSockets, chosen by measurement (docs/benchmarks.md, "Data path"): on
-  /// TCP networks it is faster than MPI point-to-point and a dead or stopped peer fails every
-  /// survivor's call within its deadline. kMpi stays selectable (e.g. for InfiniBand).
-  DataPath data_path = DataPath::kSockets;
+  /// The default is kHost: equarx's own TCP connections between hosts (on TCP networks faster
+  /// than MPI point-to-point, docs/benchmarks.md "Data path"; a dead or stopped peer fails every
+  /// survivor's call within its deadline) and shared-memory rings between the ranks of one
+  /// host, which it finds itself (host name and boot id), with their layout (the default of
+  /// ranks_per_host). kMpi stays selectable (e.g. for InfiniBand).
+  DataPath data_path = DataPath::kHost;
   /// kSockets: the interface other hosts connect to (e.g. "eth1"); empty: the first
   /// non-loopback IPv4 interface that is up.
   std::string socket_interface;

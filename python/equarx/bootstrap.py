@@ -7,8 +7,8 @@ store instead of MPI (the C++ CreateCommunicator, include/equarx/bootstrap.h).
 
 The store carries only the set-up's cards (identity, the listening addresses, a shared-memory
 segment's name), a few hundred bytes per rank; every AllReduce then moves over equarx's own
-authenticated TCP connections ("sockets", the default), shared-memory rings ("shm", one host)
-or both ("host"). Whoever can write to the store can join the group: use a store only the job
+authenticated TCP connections between hosts and shared-memory rings between the ranks of one
+host ("host", the default), TCP only ("sockets") or rings only ("shm", one host). Whoever can write to the store can join the group: use a store only the job
 reaches (docs/security.md).
 
 The set-up is collective: every rank calls it with the same world size, data path and key
@@ -102,8 +102,8 @@ def store_io(store):
 
 def from_exchange(rank, size, exchange, *, data_path=None, interface=None, timeout=60.0):
     """A Communicator for rank `rank` of `size` set up through `exchange(mine: bytes) -> bytes`
-    (every rank's bytes in rank order). data_path: "sockets" (default: EQUARX_DATA_PATH, else
-    sockets), "host" or "shm"; interface: the network interface other hosts connect to;
+    (every rank's bytes in rank order). data_path: "host" (default: EQUARX_DATA_PATH, else
+    host), "sockets" or "shm"; interface: the network interface other hosts connect to;
     timeout: the set-up's deadline in seconds."""
     if not callable(exchange):
         raise InvalidArgumentError("exchange must be callable: exchange(mine: bytes) -> bytes")

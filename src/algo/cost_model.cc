@@ -203,8 +203,10 @@ namespace {
 
 // The rules of one section: the fastest candidate at each size of the sweep, a new rule where
 // it changes. Each candidate is timed as auto would run it (a table of that one rule), so
-// its rotation is the one auto's pick gets.
-std::vector<TuneRule> ModelRules(const AllReduceOptions& o, DType dtype, const Machine& m) {
+// its rotation is the one auto's pick gets. With `inner` (ranks on several hosts), hierarchical
+// with inner auto (on `inner`'s section for the hosts) is a quantized candidate too.
+std::vector<TuneRule> ModelRules(const AllReduceOptions& o, DType dtype, const Machine& m,
+                                 const TuneTable* inner = nullptr) {
   constexpr double kMargin = 0.05;
   std::vector<TuneRule> rules;
   for (size_t bytes = 16; bytes <= (size_t(1) << 34); bytes *= 2) {
@@ -224,6 +226,14 @@ std::vector<TuneRule> ModelRules(const AllReduceOptions& o, DType dtype, const M
         (IsQuantized(a) ? quantized : plain) = rule;
       }
     });
+    if (inner) {
+      AllReduceOptions h = c;  // PredictHierarchical's options are the inner plan's: auto
+      const Prediction p = PredictHierarchical(h, dtype, count, m, *inner);
+      if (p.seconds > 0 && (best_quantized == 0 || p.seconds < best_quantized)) {
+        best_quantized = p.seconds;
+        quantized = TuneRule{0, Algorithm::kHierarchical, Phases::kRSAG};
+      }
+    }
     // A quantized candidate must beat the fastest unquantized one by kMargin, so that a near
     // tie stays exact.
     best = best_quantized > 0 && (best_plain == 0 || best_quantized < best_plain * (1 - kMargin)) ? quantized : plain;
@@ -252,13 +262,17 @@ TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks
   m.alpha_s = network.step_us * 1e-6;
   m.check_bytes = kCheckBytes;
   m.env = &env;
-  t.sections.push_back({ranks, dtype, ModelRules(o, dtype, m)});
-  if (o.algorithm == Algorithm::kHierarchical && R > 1 && ranks / R >= 2) {
+  // Ranks on several hosts: hierarchical's inner plans get a section for the hosts, and auto
+  // may choose hierarchical itself.
+  const bool hosts = R > 1 && ranks / R >= 2;
+  if (hosts && (o.algorithm == Algorithm::kHierarchical || o.algorithm == Algorithm::kAuto)) {
     Machine across = m;  // as PredictHierarchical: R shard groups share each host's link
     across.ranks_per_host = 1;
     across.link_bytes_per_s /= R;
     t.sections.push_back({ranks / R, dtype, ModelRules(o, dtype, across)});
   }
+  const bool auto_hier = hosts && o.algorithm == Algorithm::kAuto;
+  t.sections.push_back({ranks, dtype, ModelRules(o, dtype, m, auto_hier ? &t : nullptr)});
   return t;
 }
 

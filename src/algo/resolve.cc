@@ -9,11 +9,11 @@
 
 namespace equarx::algo {
 
-AllReduceOptions ResolveDefaults(const AllReduceOptions& in, const env::Settings& env) {
+AllReduceOptions ResolveDefaults(const AllReduceOptions& in, const env::Settings& env, int hosts_found) {
   AllReduceOptions o = in;
   if (o.microshards == 0) o.microshards = env.microshards;
   if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
-  if (o.ranks_per_host == 0) o.ranks_per_host = env.ranks_per_host;
+  if (o.ranks_per_host == 0) o.ranks_per_host = env.ranks_per_host ? env.ranks_per_host : uint32_t(std::max(1, hosts_found));
   if (o.threads == 0) o.threads = env.threads;
   if (o.rotation == Rotation::kDefault) {
     if (!TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
@@ -146,12 +146,24 @@ Status InnerPlan(const Resolved& r, DType dtype, size_t count, int hosts, Plan* 
 
 namespace {
 
+// Whether auto's table sends this call to hierarchical (ranks on several hosts; the model's
+// choice for the size), and whether the call can run it (no error feedback, normal mode).
+bool AutoPicksHierarchical(const Call& call, const Resolved& r) {
+  return r.options.algorithm == Algorithm::kAuto && call.ranks >= 2 &&
+         r.table->Lookup(call.ranks, call.dtype, call.count * DTypeSize(call.dtype)).algorithm ==
+             Algorithm::kHierarchical;
+}
+bool CanRunHierarchical(const Call& call, const Resolved& r) {
+  return !call.residual && r.options.mode == ExecutionMode::kNormal;
+}
+
 // Steps 4-6 of resolve.h, once the options are valid and the table is known.
 Status Decide(const Call& call, Resolved* out) {
   Resolved& r = *out;
   const AllReduceOptions& o = r.options;
   if (call.ranks < 2 || call.count == 0) return Status::Ok();  // nothing moves, nothing rotates
   bool can_repeat = !call.residual && o.mode == ExecutionMode::kNormal;
+  if (AutoPicksHierarchical(call, r) && CanRunHierarchical(call, r)) r.hierarchical = true;  // inner: o.inner
   if (r.hierarchical) {
     EQUARX_RETURN_IF_ERROR(CheckHierarchical(r, call.dtype, call.count, call.ranks));
     r.rotate = o.rotation == Rotation::kHadamard;  // each inner plan decides (InnerPlan)
@@ -172,7 +184,7 @@ Status Begin(const Call& call, const env::Settings& env, Resolved* out) {
   static const TuneTable kBuiltIn = TuneTable::Defaults();
   Resolved& r = *out;
   r = Resolved{};
-  r.options = ResolveDefaults(call.options, env);
+  r.options = ResolveDefaults(call.options, env, call.hosts_found);
   r.table = &kBuiltIn;
   r.rotation_asked = call.options.rotation == Rotation::kHadamard;
   EQUARX_RETURN_IF_ERROR(CheckOptions(r.options));
@@ -192,6 +204,11 @@ Status Resolve(const Call& call, const env::Settings& env, AutoTables* tables, R
     Status st;
     out->table = &tables->For(key, call.dtype, call.ranks, &out->table_hash, &st);
     EQUARX_RETURN_IF_ERROR(st);
+    if (AutoPicksHierarchical(call, *out) && !CanRunHierarchical(call, *out)) {
+      key.ranks_per_host = 1;  // the flat schedules' table: what auto picks among them
+      out->table = &tables->For(key, call.dtype, call.ranks, &out->table_hash, &st);
+      EQUARX_RETURN_IF_ERROR(st);
+    }
   }
   return Decide(call, out);
 }

@@ -42,7 +42,9 @@ namespace equarx::algo {
 
 /// The options with every "use the environment / the default" value filled in (microshards,
 /// timeout, ranks_per_host, threads, rotation): what every rank checks, describes and runs.
-AllReduceOptions ResolveDefaults(const AllReduceOptions& asked, const env::Settings& env);
+/// `hosts_found`: the transport's layout (Transport::ranks_per_host), the default of
+/// ranks_per_host after EQUARX_RANKS_PER_HOST.
+AllReduceOptions ResolveDefaults(const AllReduceOptions& asked, const env::Settings& env, int hosts_found = 1);
 
 /// The tables auto resolves through, built or loaded once and kept (the last few of each).
 class AutoTables {
@@ -87,6 +89,7 @@ struct Call {
   int ranks = 1;
   bool in_place = false;  ///< send and recv share bytes (same buffer)
   bool residual = false;  ///< error feedback (AllReduceExtras::residual)
+  int hosts_found = 1;    ///< the transport's layout (Transport::ranks_per_host)
 };
 
 /// Everything decided about a call.

@@ -13,9 +13,10 @@ const std::vector<Knob>& Knobs() {
        "deadline of one collective call in milliseconds when the call's options give none"},
       {"EQUARX_MICROSHARDS", "uint", "4",
        "microshards per shard (1..64) when the call's options give none"},
-      {"EQUARX_RANKS_PER_HOST", "uint", "1",
-       "algorithm hierarchical: ranks per host, in rank order (1..2047), when the call's "
-       "options give none"},
+      {"EQUARX_RANKS_PER_HOST", "uint", "(the hosts the data path finds, else 1)",
+       "ranks per host, in rank order (1..2047), for algorithm hierarchical and auto's choice "
+       "of it, when the call's options give none; by default the layout that the host data "
+       "path finds (ranks on at least two hosts, R consecutive ranks each)"},
       {"EQUARX_THREADS", "uint", "(cores / ranks on this host)",
        "codec threads of each rank (1..64) when the call's options give none; the default "
        "divides this process's cores by the ranks that share them, at most 8"},
@@ -28,11 +29,11 @@ const std::vector<Knob>& Knobs() {
       {"EQUARX_STEP_US", "number", "50",
        "algorithm=auto without a tune file: the time of one schedule step in microseconds "
        "(latency and per-message cost; 0..1000000), as the cost model assumes it"},
-      {"EQUARX_DATA_PATH", "sockets|host|shm|mpi", "sockets",
-       "how a communicator created from MPI moves data: equarx's own TCP connections (a dead "
-       "or stopped peer fails every survivor's call within its deadline), host (equarx's "
-       "shared-memory rings to ranks of this host, TCP to others), shm (rings only: every rank "
-       "on one host), or MPI point-to-point"},
+      {"EQUARX_DATA_PATH", "host|sockets|shm|mpi", "host",
+       "how a communicator across processes moves data: host (equarx's shared-memory rings to "
+       "the ranks of this host, its own TCP connections to the others; a dead or stopped peer "
+       "fails every survivor's call within its deadline), sockets (TCP only), shm (rings only: "
+       "every rank on one host), or MPI point-to-point"},
       {"EQUARX_ROTATION", "none|hadamard", "(the codec's default)",
        "rotation of calls whose options leave it at default (quantized plans only): none, or "
        "hadamard (randomized Walsh-Hadamard per block before quantizing)"},

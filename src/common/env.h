@@ -29,10 +29,10 @@ struct Settings {
   uint32_t timeout_ms = 300000;
   uint32_t microshards = 4;
   std::string tune_file;  // empty: auto asks the cost model
-  std::string data_path = "sockets";  // as given; CreateMpiCommunicator checks it
+  std::string data_path = "host";  // as given; CreateMpiCommunicator checks it
   std::string socket_ifname;      // empty: first non-loopback interface
   std::optional<Rotation> rotation;  // EQUARX_ROTATION, if set to none or hadamard
-  uint32_t ranks_per_host = 1;       // EQUARX_RANKS_PER_HOST (algorithm hierarchical)
+  uint32_t ranks_per_host = 0;       // EQUARX_RANKS_PER_HOST (0: unset; the transport's hosts)
   uint32_t threads = 0;              // EQUARX_THREADS (0: from the cores and the local ranks)
   uint32_t spin_us = 50;             // EQUARX_SPIN_US (poll before sleeping in a wait)
   double link_gbit = 1;              // EQUARX_LINK_GBIT (auto's cost model without a tune file)

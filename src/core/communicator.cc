@@ -222,8 +222,9 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   const uint64_t seq = ++m.calls;
   transport::Transport* t = m.transport.get();
   algo::Resolved& r = m.resolved;
-  Status local = algo::Resolve({options, dtype, count, t->size(), send == recv, extras.residual != nullptr},
-                               m.settings, &m.tables, &r);
+  Status local = algo::Resolve(
+      {options, dtype, count, t->size(), send == recv, extras.residual != nullptr, t->ranks_per_host()}, m.settings,
+      &m.tables, &r);
   if (local.ok()) local = core::CheckLocal(send, recv, count, dtype, r.options, extras.residual);
   const AllReduceOptions& o = r.options;
 

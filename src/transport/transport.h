@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "equarx/status.h"
 
@@ -81,11 +82,35 @@ class Transport {
   virtual uint64_t bytes_sent() const = 0;
   /// Ranks of this group that run on this host and share its cores, as far as the transport
   /// knows (1 when it does not); the default of the `threads` option divides the cores by it.
-  virtual int local_ranks() const { return 1; }
+  virtual int local_ranks() const { return local_ranks_; }
+
+  /// The hosts' layout, when the transport knows it: R > 1 when the ranks sit on at least two
+  /// hosts of R consecutive ranks each (the last host may have fewer), else 1. The default of
+  /// the `ranks_per_host` option (algorithm hierarchical and auto's choice of it).
+  int ranks_per_host() const { return ranks_per_host_; }
+  /// Set by the transport's creator, which found the hosts (the same on every rank).
+  void SetHosts(int local_ranks, int ranks_per_host) {
+    local_ranks_ = local_ranks;
+    ranks_per_host_ = ranks_per_host;
+  }
 
  private:
   std::chrono::microseconds spin_{50};
+  int local_ranks_ = 1, ranks_per_host_ = 1;
 };
+
+/// The layout of ranks on hosts (Transport::ranks_per_host) from each rank's host, given as the
+/// first rank on that host: R when the hosts hold R consecutive ranks each, in rank order (the
+/// last may hold fewer), and there are at least two of them; else 1.
+inline int RanksPerHost(const std::vector<int>& first_on_host) {
+  const int n = int(first_on_host.size());
+  int r = 0;
+  while (r < n && first_on_host[size_t(r)] == 0) ++r;
+  if (r < 2 || r >= n) return 1;
+  for (int i = 0; i < n; ++i)
+    if (first_on_host[size_t(i)] != i - i % r) return 1;
+  return r;
+}
 
 /// Polls `done()` until it is true or `spin` has passed, yielding the core between looks;
 /// returns done(). The spin before a wait sleeps (Transport::SetSpin).

@@ -35,16 +35,17 @@ class Mpi : public ::testing::Test {
   std::unique_ptr<Communicator> comm_;
 };
 
-// The default data path is equarx's own TCP connections (chosen by measurement,
-// docs/benchmarks.md); EQUARX_DATA_PATH selects either, and anything else is an error.
-TEST(MpiDefaults, DataPathIsSocketsUnlessTheEnvironmentSaysMpi) {
-  EXPECT_EQ(MpiCommunicatorOptions{}.data_path, DataPath::kSockets);
+// The default data path is host: equarx's own TCP connections between hosts (chosen by
+// measurement, docs/benchmarks.md) and rings between the ranks of a host it finds itself;
+// EQUARX_DATA_PATH selects any, and anything else is an error.
+TEST(MpiDefaults, DataPathIsHostUnlessTheEnvironmentSaysOtherwise) {
+  EXPECT_EQ(MpiCommunicatorOptions{}.data_path, DataPath::kHost);
   const char* was = std::getenv("EQUARX_DATA_PATH");
   const std::string saved = was ? was : "";
   MpiCommunicatorOptions o;
   unsetenv("EQUARX_DATA_PATH");
   ASSERT_TRUE(MpiCommunicatorOptions::FromEnvironment(&o).ok());
-  EXPECT_EQ(o.data_path, DataPath::kSockets);
+  EXPECT_EQ(o.data_path, DataPath::kHost);
   const std::pair<const char*, DataPath> spellings[] = {
       {"mpi", DataPath::kMpi}, {"sockets", DataPath::kSockets}, {"shm", DataPath::kSharedMemory},
       {"host", DataPath::kHost}};

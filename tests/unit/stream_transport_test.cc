@@ -359,5 +359,51 @@ TEST_P(Stream, AllReduceIsBitwiseEqualToInProcess) {
   }
 }
 
+// The host data path finds the hosts (host name and boot id; here each rank's stand-in name)
+// and their layout: R consecutive ranks per host on at least two hosts (the last may have
+// fewer), else 1. A communicator over it takes that layout as ranks_per_host's default:
+// hierarchical without ranks_per_host runs bitwise the call with it, and sends its bytes.
+TEST(HostLayout, FoundByTheHostPathAndTheDefaultOfRanksPerHost) {
+  const std::vector<std::pair<std::vector<std::string>, std::pair<int, int>>> cases = {
+      {{"a", "a", "b", "b"}, {2, 2}}, {{"a", "a", "b"}, {2, 2}}, {{"a", "b", "a", "b"}, {1, 2}},
+      {{"a", "a", "a", "a"}, {1, 4}}, {{"a", "b", "c"}, {1, 1}}, {{"a", "a", "a", "b", "b", "b"}, {3, 3}}};
+  for (const auto& [hosts, want] : cases) {
+    const int n = int(hosts.size());
+    std::vector<std::unique_ptr<Transport>> t;
+    const auto st = testing::HostMesh(n, &t, [&](int r) { return hosts[size_t(r)]; });
+    for (const Status& s : st) ASSERT_TRUE(s.ok()) << s.ToString();
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(t[size_t(r)]->ranks_per_host(), want.first) << "rank " << r << " of " << n;
+      if (r == 0) EXPECT_EQ(t[0]->local_ranks(), want.second) << n;
+    }
+  }
+  std::vector<std::unique_ptr<Transport>> t;
+  for (const Status& s : testing::HostMesh(4, &t, [](int r) { return std::string(r < 2 ? "a" : "b"); }))
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (auto& x : t) comms.push_back(std::make_unique<Communicator>(std::move(x)));
+  const size_t count = 100003;
+  auto run = [&](uint32_t ranks_per_host, std::vector<std::vector<float>>* out, std::vector<uint64_t>* sent) {
+    return testing::RunRanks(comms, [&, ranks_per_host](Communicator& c) {
+      std::vector<float> x(count);
+      for (size_t i = 0; i < count; ++i) x[i] = float(std::sin(0.001 * double(i) * (c.rank() + 1)));
+      (*out)[size_t(c.rank())].resize(count);
+      AllReduceOptions o;
+      o.algorithm = Algorithm::kHierarchical;
+      o.ranks_per_host = ranks_per_host;
+      const uint64_t before = c.stats().bytes_sent;
+      const Status s = c.AllReduce(x.data(), (*out)[size_t(c.rank())].data(), count, DType::kFloat32, o);
+      (*sent)[size_t(c.rank())] = c.stats().bytes_sent - before;
+      return s;
+    });
+  };
+  std::vector<std::vector<float>> found(4), given(4);
+  std::vector<uint64_t> found_sent(4), given_sent(4);
+  for (const Status& s : run(0, &found, &found_sent)) ASSERT_TRUE(s.ok()) << s.ToString();
+  for (const Status& s : run(2, &given, &given_sent)) ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(found, given);
+  EXPECT_EQ(found_sent, given_sent);
+}
+
 }  // namespace
 }  // namespace equarx::transport

@@ -194,8 +194,8 @@ TEST(ModelTable, DependsOnItsInputsOnly) {
   h = ResolveOptions(h);
   const TuneTable t = algo::ModelTuneTable(h, DType::kFloat32, 8, net);
   ASSERT_EQ(t.sections.size(), 2u);
-  EXPECT_EQ(t.sections[0].ranks, 8);
-  EXPECT_EQ(t.sections[1].ranks, 4);  // the 4 hosts of the inner plans
+  EXPECT_EQ(t.sections[0].ranks, 4);  // the 4 hosts of the inner plans
+  EXPECT_EQ(t.sections[1].ranks, 8);
 }
 
 // A call with auto and no tune file runs, bit for bit, the algorithm the model's table names
@@ -278,6 +278,36 @@ TEST(Auto, ABrokenTableFailsAutoCallsOnEveryRankOnly) {
     }
   }
   std::remove(path);
+}
+
+// Ranks on several hosts (a layout the data path found, or ranks_per_host given): auto may
+// choose hierarchical itself, where the model predicts it fastest; a call that cannot run it
+// (error feedback) takes the flat schedules' choice. On 2 hosts x 2 ranks at 1 Gbit/s the
+// model sends a 64 MiB call there (one bf16 contribution per host crosses the link instead of
+// two), and keeps small calls flat.
+TEST(Auto, ChoosesHierarchicalOnSeveralHostsWhereTheModelSaysSo) {
+  const env::Settings env;  // 1 Gbit/s, 50 us a step
+  algo::AutoTables tables(env);
+  AllReduceOptions o;  // auto
+  for (size_t count : {size_t(1024), size_t(32) << 20}) {
+    algo::Resolved found, flat, with_residual;
+    ASSERT_TRUE(algo::Resolve({o, DType::kBFloat16, count, 4, false, false, 2}, env, &tables, &found).ok());
+    ASSERT_TRUE(algo::Resolve({o, DType::kBFloat16, count, 4, false, false, 1}, env, &tables, &flat).ok());
+    ASSERT_TRUE(algo::Resolve({o, DType::kBFloat16, count, 4, false, true, 2}, env, &tables, &with_residual).ok());
+    EXPECT_EQ(found.options.ranks_per_host, 2u);
+    const algo::TuneRule rule = found.table->Lookup(4, DType::kBFloat16, count * 2);
+    EXPECT_EQ(found.hierarchical, rule.algorithm == Algorithm::kHierarchical) << count;
+    EXPECT_EQ(found.hierarchical, count > 1024) << count;
+    EXPECT_FALSE(flat.hierarchical) << count;
+    EXPECT_FALSE(with_residual.hierarchical) << count;  // the flat table's pick instead
+    if (!found.hierarchical) continue;
+    // The flat pick of the residual call is the one of a table without hierarchical.
+    AllReduceOptions flat_key = o;
+    flat_key.ranks_per_host = 1;
+    const algo::TuneTable flat_table = algo::AutoTableOf(flat_key, DType::kBFloat16, 4, env);
+    EXPECT_EQ(with_residual.plan.algorithm,
+              flat_table.Lookup(4, DType::kBFloat16, count * 2).algorithm);
+  }
 }
 
 // Every flat algorithm has its row in the registry (algo/algorithms.inc): a builder, and an

@@ -142,11 +142,12 @@ namespace {
 class InprocTransport final : public Transport {
  public:
   InprocTransport(std::shared_ptr<InprocFabric> fabric, int rank)
-      : fabric_(std::move(fabric)), rank_(rank) {}
+      : fabric_(std::move(fabric)), rank_(rank) {
+    SetHosts(fabric_->size(), 1);  // all in this process: one host
+  }
 
   int rank() const override { return rank_; }
   int size() const override { return fabric_->size(); }
-  int local_ranks() const override { return fabric_->size(); }  // all in this process
 
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override {
     if (peer < 0 || peer >= size()) return InvalidArgument("isend: peer out of range");

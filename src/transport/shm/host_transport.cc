@@ -159,15 +159,24 @@ Status CreateHostTransport(int rank, int size, const AllGather& allgather, const
     close_all();
     return st;
   }
-  std::vector<int> members;
+  std::vector<int> members, host_of(static_cast<size_t>(size));
   std::vector<uint8_t> local(static_cast<size_t>(size), 0);
+  auto same_host = [](const HostCard& a, const HostCard& b) {
+    return std::strncmp(a.host, b.host, sizeof a.host) == 0 && std::strncmp(a.boot, b.boot, sizeof a.boot) == 0;
+  };
   for (int r = 0; r < size; ++r) {
     const HostCard& c = cards[size_t(r)];
     if (c.magic != kHostMagic) {
       close_all();
       return Internal("host set-up: garbled card from rank " + std::to_string(r));
     }
-    if (std::strncmp(c.host, me.host, sizeof me.host) == 0 && std::strncmp(c.boot, me.boot, sizeof me.boot) == 0) {
+    host_of[size_t(r)] = r;  // the first rank with the same host
+    for (int q = 0; q < r; ++q)
+      if (same_host(cards[size_t(q)], c)) {
+        host_of[size_t(r)] = host_of[size_t(q)];
+        break;
+      }
+    if (same_host(c, me)) {
       members.push_back(r);
       local[size_t(r)] = r != rank;
     }
@@ -193,6 +202,7 @@ Status CreateHostTransport(int rank, int size, const AllGather& allgather, const
   limits.max_unexpected_bytes = std::min(socket.max_unexpected_bytes, shm.max_unexpected_bytes);
   *out = MakeStreamTransport(rank, std::make_unique<HostStreams>(std::move(fds), std::move(local), std::move(streams)),
                              limits);
+  (*out)->SetHosts(int(members.size()), RanksPerHost(host_of));
   return Status::Ok();
 }
 
