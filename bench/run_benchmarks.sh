@@ -2,7 +2,7 @@
 # bench/run_benchmarks.sh — regenerates docs/benchmarks.md, its PNGs (docs/img/netem_*.png),
 # the "Overlap" figures at the end of docs/performance.md and bench/results/.
 #
-#   bash bench/run_benchmarks.sh            # full sweep (about 60 min on the loaded 2-core machine)
+#   bash bench/run_benchmarks.sh            # full sweep (about 20 min on a quiet 2-core machine)
 #   bash bench/run_benchmarks.sh --quick    # H=4 only, 1 Gbit/s and unshaped, 1M..16M (~5 min)
 #   bash bench/run_benchmarks.sh --data-path sockets   # equarx's data over its own TCP
 #                                                      # connections (default mpi)

@@ -62,8 +62,6 @@ typedef enum {
 /* Stochastic rounding needs an integer codec (int8, int4). */
 typedef enum { equarxRoundNearest = 0, equarxRoundStochastic = 1 } equarxRounding_t;
 
-/* Rotation before quantizing (equarx::Rotation): default = EQUARX_ROTATION, else the codec's
- * measured default; hadamard = seeded random signs and a Walsh-Hadamard transform per block. */
 /* How each block's scale is stored (equarx::ScaleFormat). */
 typedef enum {
   equarxScaleF32 = 0,
@@ -71,6 +69,8 @@ typedef enum {
   equarxScaleTwoLevel = 2 /* bf16 per block + a 4-bit multiplier per 8 elements (int8/int4) */
 } equarxScaleFormat_t;
 
+/* Rotation before quantizing (equarx::Rotation): default = EQUARX_ROTATION, else the codec's
+ * measured default; hadamard = seeded random signs and a Walsh-Hadamard transform per block. */
 typedef enum {
   equarxRotationDefault = 0,
   equarxRotationNone = 1,

@@ -33,7 +33,7 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
-  /// "invalid_argument: block size 7 is out of range [32, 4096]" (or "ok").
+  /// "invalid_argument: block size 7 is out of range [16, 4096]" (or "ok").
   std::string ToString() const;
 
  private:

@@ -167,7 +167,8 @@ inline constexpr EnumInfo kScaleFormats[] = {
 }  // namespace detail
 
 /// Wire codec of the quantized phases: every one is dynamic, block-wise and symmetric (one
-/// f32 absmax scale per block), differing in the code that carries each value.
+/// absmax scale per block, stored as `scale` says), differing in the code that carries each
+/// value.
 /// Byte-exact formats in docs/wire_format.md.
 enum class Codec : uint8_t {
   kInt8 = 0,     ///< int8 in [-127, 127]: 1 + 4/B bytes per value
@@ -231,7 +232,8 @@ const CodecTraits& TraitsOf(Codec c);  ///< its row of detail::kCodecTraits
 /// Whether a codec supports Rounding::kStochastic (the integer codecs).
 bool SupportsStochasticRounding(Codec c);
 
-/// Whether an algorithm quantizes at all (everything except kRing and kAuto).
+/// Whether an algorithm quantizes at all: its traits row (not the ring, one_shot_raw, auto or
+/// hierarchical, which quantize where what they resolve to does).
 bool IsQuantized(Algorithm a);
 
 /// Whether an algorithm takes the codec options (phases, codec, block, scale, rounding,

@@ -31,7 +31,7 @@ std::vector<Status> Mesh(int n, std::vector<std::unique_ptr<Transport>>* out,
   return testing::SocketMesh(n, out, options);
 }
 
-// Each test below runs on both backends (the parameter).
+// Each test below runs on every backend (the parameter).
 class Stream : public ::testing::TestWithParam<const char*> {
  protected:
   void MeshOk(int n, std::vector<std::unique_ptr<Transport>>* t) {
