@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
-bash scripts/apt_install.sh build-essential cmake ninja-build pkg-config libhwy-dev libgtest-dev \
+bash scripts/apt_install.sh build-essential cmake ninja-build pkg-config libhwy-dev libgtest-dev libssl-dev \
   libgmock-dev openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev
 for step in "${steps[@]}"; do
   start=$(date +%s)

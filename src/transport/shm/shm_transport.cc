@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/socket/hmac_sha256.h"  // OsRandom
+#include "transport/socket/crypto.h"  // OsRandom
 #include "transport/stream/stream_transport.h"
 
 namespace equarx::transport {

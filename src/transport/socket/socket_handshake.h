@@ -3,11 +3,11 @@
 // practice), and the handshake by which every TCP connection proves, in both directions, that
 // both ends know the communicator's secret without sending it.
 //
-// Secret: every rank draws 32 bytes from getrandom() and publishes them on its identity card;
+// Secret: every rank draws 32 bytes from OpenSSL's CSPRNG (RAND_bytes) and publishes them on its identity card;
 // the communicator's secret is K = SHA-256("equarx socket secret v1" || n || share_0 || ... ||
 // share_{n-1}), as strong as the best rank's random draw. It never travels over TCP.
 //
-// Handshake (rank i connects to rank j < i; integers little-endian u32; nonces from getrandom):
+// Handshake (rank i connects to rank j < i; integers little-endian u32; nonces from RAND_bytes):
 //
 //   connector (rank i)                                        acceptor (rank j)
 //   HELLO     "EQXH" version=1 n i j nonce_c[16]    36 B  ->
@@ -30,7 +30,7 @@
 #include <cstdint>
 
 #include "equarx/status.h"
-#include "transport/socket/hmac_sha256.h"
+#include "transport/socket/crypto.h"
 
 namespace equarx::transport::handshake {
 

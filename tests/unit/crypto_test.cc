@@ -1,9 +1,10 @@
-// SHA-256 and HMAC-SHA-256 against the specifications' own test vectors: the FIPS 180-2
+// SHA-256 and HMAC-SHA-256 (OpenSSL's, through src/transport/socket/crypto.h) against the
+// specifications' own test vectors: the FIPS 180-2
 // appendix examples (one block, two blocks, one million 'a'), the empty message, the 896-bit
 // FIPS 180-2 SHA-512 example message, and RFC 4231 test cases 1-7 for HMAC-SHA-256. Also:
 // hashing in pieces equals hashing at once, and the constant-time comparison. Every expected
 // value was also cross-checked against an independent implementation (Python's hashlib/hmac).
-#include "transport/socket/hmac_sha256.h"
+#include "transport/socket/crypto.h"
 
 #include <gtest/gtest.h>
 
