@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench/small_calls.sh — where the time of a small AllReduce goes (docs/performance.md, "Small
+# calls"), on this machine, 4 ranks:
+#   pieces   equarx_small_call_bench (Google Benchmark): the resolver, the descriptor, one_shot's
+#            codec work per rank, and one message's one-way latency over each transport with the
+#            wait spinning (EQUARX_SPIN_US's default) or sleeping at once;
+#   calls    equarx-perf, 16 B .. 64 KiB (x4), f32, 2000 timed calls per size, p50 and p99:
+#            the default call (auto) and the schedules it chooses from, each with the argument
+#            check on and off, and the default again with EQUARX_SPIN_US=0 (waits sleep at once);
+#            in process (ranks as threads), and one rank per process under mpirun over the
+#            shared-memory rings (shm), TCP over loopback (sockets) and MPI point-to-point (mpi),
+#            with Open MPI's own MPI_Allreduce beside them.
+# Raw output: bench/results/small_calls/ (env.txt, pieces.json, calls_*.jsonl); then
+# bench/plot/small_calls_table.py --splice docs/performance.md. About 10 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/options_lib.sh
+bench_options "bench/small_calls.sh" -- "$@"
+B=build/release
+RES=bench/results/small_calls
+rm -rf "$RES"
+mkdir -p "$RES"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+{
+  echo "date: $(date -Is)"
+  c=$(git rev-parse HEAD)
+  [ -z "$(git status --porcelain --untracked-files=no)" ] || c="$c (dirty)"
+  echo "commit: $c"
+  echo "kernel: $(uname -r); cpus: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "simd: $($B/tools/info/equarx-info 2>/dev/null | grep -i -m1 'active\|dispatch' || true)"
+} >"$RES/env.txt"
+"$B/bench/latency/equarx_small_call_bench" --benchmark_min_time=0.5 --benchmark_format=json \
+  --benchmark_out="$RES/pieces.json" --benchmark_out_format=json >/dev/null
+PERF=(-b 16 -e 64K -f 4 -n 2000 -w 200 -d f32 -c 1)
+ALGOS=auto,one_shot_raw,one_shot,ring,two_shot
+run() {  # NAME LAUNCH...: equarx-perf with every variant, rows into calls_NAME.jsonl
+  local name=$1
+  shift
+  for variant in check nocheck sleep; do
+    local extra=() spin=50
+    [ $variant = nocheck ] && extra=(--validate=0)
+    [ $variant = sleep ] && spin=0
+    local algos=$ALGOS
+    [ $variant = sleep ] && algos=auto
+    EQUARX_SPIN_US=$spin "$@" "${PERF[@]}" --algo "$algos" "${extra[@]}" -J "$RES/raw_${name}_$variant.jsonl" \
+      >"$RES/raw_${name}_$variant.txt"
+    sed -e "s|^{|{\"setting\":\"$name\",\"variant\":\"$variant\",|" "$RES/raw_${name}_$variant.jsonl" >>"$RES/calls.jsonl"
+    rm "$RES/raw_${name}_$variant.jsonl"
+  done
+}
+run inproc "$B/tools/perf/equarx-perf" --ranks 4
+for path in shm sockets mpi; do
+  run "$path" mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1 \
+    -x EQUARX_DATA_PATH=$path -x EQUARX_SPIN_US -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+    "$B/tools/perf/equarx-perf"
+done
+# Open MPI's own MPI_Allreduce on the same ranks (its shared-memory BTL, vader).
+mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1 \
+  "$B/tools/perf/equarx-perf" "${PERF[@]}" \
+  --algo mpi -J "$RES/raw_openmpi.jsonl" >"$RES/raw_openmpi.txt"
+sed -e 's|^{|{"setting":"openmpi","variant":"check",|' "$RES/raw_openmpi.jsonl" >>"$RES/calls.jsonl"
+rm "$RES/raw_openmpi.jsonl"
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/env.txt"
+python3 bench/plot/small_calls_table.py --splice docs/performance.md
