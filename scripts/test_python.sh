@@ -15,14 +15,20 @@
 # "no tests collected" (pytest's 5) is an error here (1).
 #   scripts/test_python.sh [PYTEST_ARGS...]
 # Environment: EQUARX_VENV (default .venv), EQUARX_PY_JOBS (build parallelism, default 2),
-# EQUARX_TORCH=0 skips the PyTorch tests (EQUARX_TORCH2=0 only those under PyTorch 2.x),
-# EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
+# EQUARX_TORCH=0 skips the PyTorch tests (EQUARX_TORCH2=0 only those under PyTorch 2.x; both
+# refused under CI=true), EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
 # skip when build/release tools are absent. With CI=true every missing dependency (a module,
 # the XLA FFI handler, MPI, a tool, torch) fails instead of skipping (tests/python/_deps.py).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="${EQUARX_VENV:-$ROOT/.venv}"
+for v in EQUARX_TORCH EQUARX_TORCH2; do
+  if [ -n "${!v:-}" ] && [ "${!v}" != 1 ] && [ "${CI:-}" = true ]; then
+    echo "test_python.sh: $v=${!v} is not allowed under CI=true (CI runs the PyTorch tests)" >&2
+    exit 2
+  fi
+done
 TORCH="${EQUARX_TORCH:-1}"
 TORCH2="${EQUARX_TORCH2:-$TORCH}"
 
