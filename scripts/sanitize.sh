@@ -10,27 +10,34 @@
 #         in-process, socket and shared-memory transports, socket setup under attack, frames) and the
 #         collective tests (label collective: every algorithm on thread ranks).
 # Suppressions (scripts/sanitizers/*.supp) are for third-party code only, each with its reason.
+# Each build and each test run is a stage (scripts/stages.sh: banner, time, counts; under
+# CI=true a skipped test fails); the first failure ends the script.
 #   scripts/sanitize.sh [asan] [fuzz] [tsan]        (default: all three, in that order)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/stages.sh
+source scripts/stages.sh
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
+for step in "${steps[@]}"; do
+  case "$step" in
+    asan|fuzz|tsan) ;;
+    *) echo "sanitize.sh: unknown step '$step' (asan, fuzz, tsan)" >&2; exit 2 ;;
+  esac
+done
+stages_standalone
 bash scripts/apt_install.sh build-essential cmake ninja-build pkg-config libhwy-dev libgtest-dev libssl-dev \
   libgmock-dev openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev
+build() { cmake --preset "$1" >/dev/null && cmake --build --preset "$1"; }
 for step in "${steps[@]}"; do
-  start=$(date +%s)
   case "$step" in
     asan)
-      cmake --preset asan >/dev/null
-      cmake --build --preset asan
-      ctest --preset asan -j2 --timeout 1800 ;;
+      run_stage "asan: build (clang-14, ASan + UBSan)" build asan
+      run_ctest "ctest asan (ASan + UBSan)" --preset asan -j2 --timeout 1800 ;;
     fuzz)
       bash scripts/fuzz.sh --seed 1 --seconds 120 ;;
     tsan)
-      cmake --preset tsan >/dev/null
-      cmake --build --preset tsan
-      ctest --preset tsan -j2 --timeout 1800 ;;
-    *) echo "sanitize.sh: unknown step '$step' (asan, fuzz, tsan)" >&2; exit 2 ;;
+      run_stage "tsan: build (clang-14, TSan)" build tsan
+      run_ctest "ctest tsan (labels unit, collective)" --preset tsan -j2 --timeout 1800 ;;
   esac
-  echo "sanitize.sh: $step passed in $(( $(date +%s) - start )) s"
 done

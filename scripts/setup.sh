@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config libhwy-dev libgtest-dev libgmock-dev
-      libbenchmark-dev libssl-dev openmpi-bin libopenmpi-dev python3)
+      libbenchmark-dev libssl-dev openmpi-bin libopenmpi-dev python3 iproute2)
 bash scripts/apt_install.sh "${PKGS[@]}"
 
 cmake --preset release >/dev/null

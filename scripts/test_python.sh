@@ -11,21 +11,38 @@
 #     CUDA wheels, which its import needs even without a GPU: about 3.0 GB downloaded, 5.4 GB
 #     installed; nothing is cached beside the environment, so CI's disk holds one copy).
 #
-# Idempotent; a re-run with nothing changed takes seconds. Exit status is pytest's, except that
-# "no tests collected" (pytest's 5) is an error here (1).
-#   scripts/test_python.sh [PYTEST_ARGS...]
+# Idempotent; a re-run with nothing changed takes seconds. Each pytest run is a stage
+# (scripts/stages.sh: a banner, its time, tests / passed / skipped); every suite runs, and the
+# exit status is 1 if any failed ("no tests collected" counts as a failure), or, under
+# CI=true, skipped a test.
+#   scripts/test_python.sh [--numpy-jax-only] [PYTEST_ARGS...]
+#     --numpy-jax-only  the first suite only (scripts/test.sh --quick)
 # Environment: EQUARX_VENV (default .venv), EQUARX_PY_JOBS (build parallelism, default 2),
-# EQUARX_TORCH=0 skips the PyTorch tests (EQUARX_TORCH2=0 only those under PyTorch 2.x),
-# EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
+# EQUARX_TORCH=0 skips the PyTorch tests (EQUARX_TORCH2=0 only those under PyTorch 2.x; both
+# refused under CI=true), EQUARX_REQUIRE_TOOLS=1 makes tests fail rather than
 # skip when build/release tools are absent. With CI=true every missing dependency (a module,
 # the XLA FFI handler, MPI, a tool, torch) fails instead of skipping (tests/python/_deps.py).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# shellcheck source=scripts/stages.sh
+source scripts/stages.sh
+stages_standalone
 VENV="${EQUARX_VENV:-$ROOT/.venv}"
+for v in EQUARX_TORCH EQUARX_TORCH2; do
+  if [ -n "${!v:-}" ] && [ "${!v}" != 1 ] && [ "${CI:-}" = true ]; then
+    echo "test_python.sh: $v=${!v} is not allowed under CI=true (CI runs the PyTorch tests)" >&2
+    exit 2
+  fi
+done
 TORCH="${EQUARX_TORCH:-1}"
 TORCH2="${EQUARX_TORCH2:-$TORCH}"
+if [ "${1:-}" = --numpy-jax-only ]; then
+  TORCH=0 TORCH2=0
+  shift
+fi
 
+stage_begin "python: .venv, equarx package"
 # Debian packages: venv support, Python's headers (`pip install .` compiles the extension),
 # and PyTorch for the torch tests.
 APT=(python3-venv python3-dev)
@@ -57,17 +74,13 @@ if [ ! -f "$BSTAMP" ] || [ -n "$(find python/equarx python/CMakeLists.txt pyproj
 fi
 
 if [ "${CI:-}" = "true" ]; then export EQUARX_REQUIRE_TOOLS="${EQUARX_REQUIRE_TOOLS:-1}"; fi
-set +e
-"$VPY" -m pytest -q tests/python --ignore=tests/python/test_torch.py "$@"
-rc=$?
-set -e
-if [ "$rc" -eq 5 ]; then
-  echo "test_python.sh: pytest collected no tests" >&2
-  exit 1
-fi
+stage_end 0
+rc=0
+run_pytest "pytest: numpy, mpi4py, JAX" "$VPY" tests/python --ignore=tests/python/test_torch.py "$@" || rc=1
 [ "$TORCH" = 1 ] || exit "$rc"
 
 # PyTorch: .venv-torch on Debian's torch and numpy, with the equarx just installed in .venv.
+stage_begin "python: .venv-torch (Debian's PyTorch)"
 TVENV="$ROOT/.venv-torch"
 [ -x "$TVENV/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$TVENV"
 TPY="$TVENV/bin/python"
@@ -82,18 +95,15 @@ fi
 PKG="$("$VPY" -c "import equarx, os; print(os.path.dirname(equarx.__file__))")"
 SITE="$("$TPY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")"
 ln -sfn "$PKG" "$SITE/equarx"
-set +e
-EQUARX_REQUIRE_TORCH=1 "$TPY" -m pytest -q tests/python/test_torch.py "$@"
-trc=$?
-set -e
-[ "$rc" -ne 0 ] && exit "$rc"
-[ "$trc" -ne 0 ] && exit "$trc"
-[ "$TORCH2" = 1 ] || exit 0
+stage_end 0
+EQUARX_REQUIRE_TORCH=1 run_pytest "pytest: PyTorch 1.13 (Debian)" "$TPY" tests/python/test_torch.py "$@" || rc=1
+[ "$TORCH2" = 1 ] || exit "$rc"
 
 # PyTorch 2.x: .venv-torch2 on PyPI's torch, every package pinned by
 # python/requirements-torch2.txt. The wheels (about 3.0 GB, half a minute on a fast link) are
 # installed straight from PyPI with pip's cache off: a cached or kept copy of them would need
 # another 3 GB on top of the 5.4 GB environment, and CI ran out of disk with both (stop 24).
+stage_begin "python: .venv-torch2 (PyTorch 2.x wheels)"
 T2VENV="$ROOT/.venv-torch2"
 T2REQS="$ROOT/python/requirements-torch2.txt"
 T2STAMP="$T2VENV/.equarx-test-reqs"
@@ -106,4 +116,6 @@ if [ ! -f "$T2STAMP" ] || ! cmp -s "$T2REQS" "$T2STAMP"; then
 fi
 T2PY="$T2VENV/bin/python"
 ln -sfn "$PKG" "$("$T2PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/equarx"
-EQUARX_REQUIRE_TORCH=1 "$T2PY" -m pytest -q tests/python/test_torch.py "$@"
+stage_end 0
+EQUARX_REQUIRE_TORCH=1 run_pytest "pytest: PyTorch 2.x (PyPI)" "$T2PY" tests/python/test_torch.py "$@" || rc=1
+exit "$rc"

@@ -9,7 +9,8 @@
 # 2. A launch that fails (an unknown algorithm): the harness must exit non-zero.
 # 3. A run stopped with SIGTERM while ranks are running.
 # After each: no namespace with the run's prefix and no process of the run may remain.
-# Exit 0 = pass, 1 = fail, 77 = skipped (not root, or network namespaces unavailable).
+# Exit 0 = pass, 1 = fail, 77 = skipped (not root, or network namespaces unavailable; under
+# CI=true that is a failure, 1).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
@@ -20,7 +21,10 @@ P=eqxs-$$
 fails=0
 trap 'rm -rf "$TMP"' EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
+skip() {
+  if [[ ${CI:-} == true ]]; then echo "FAIL (CI=true: no skips): $*"; exit 1; fi
+  echo "SKIP: $*"; exit 77
+}
 [[ $(id -u) -eq 0 ]] || skip "needs root"
 command -v mpirun >/dev/null || skip "no mpirun"
 [[ -x $BUILD/tools/perf/equarx-perf ]] || skip "no $BUILD/tools/perf/equarx-perf"

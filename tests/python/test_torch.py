@@ -206,11 +206,40 @@ def test_store_bootstrap_with_a_wrong_world_size_fails_clearly(tmp_path):
     assert m["size"].startswith("CollectiveTimeoutError:") and "world size is wrong" in m["size"], m
 
 
-def test_wire_bytes_per_rank_is_the_libraries():
+def expected_wire_bytes(count, ranks, shard_bytes):
+    """Bytes one rank sends, written out here rather than asked of the library: every
+    algorithm below sends N-1 shards of count/N elements in its reduce-scatter and N-1 in its
+    all-gather (docs/algorithms.md, "bytes sent per rank"); `shard_bytes(n)` is what a shard of
+    n elements costs on the wire. Shards are cut on the block grid (block 64 by default, for
+    the unquantized ring too), so the counts keep every shard (and every half of one, for
+    full_bidir) a whole number of blocks."""
+    assert count % ranks == 0
+    return 2 * (ranks - 1) * shard_bytes(count // ranks)
+
+
+def block_wire(codes_per_element, block, scale_bytes):
+    """A block format's shard of n elements: n codes (int4: two per byte) and one scale of
+    `scale_bytes` per block (docs/wire_format.md)."""
+    return lambda n: int(n * codes_per_element) + -(-n // block) * scale_bytes
+
+
+@pytest.mark.parametrize("count,ranks,dtype,opts,shard_bytes", [
+    # unquantized ring: the dtype's bytes
+    (4096, 4, "bfloat16", dict(algorithm="ring"), lambda n: 2 * n),
+    (3072, 3, "float32", dict(algorithm="ring"), lambda n: 4 * n),
+    # int8, f32 scales: 1 + 4/B bytes per element
+    (4096, 4, "float32", dict(algorithm="two_shot", codec="int8", block=64), block_wire(1, 64, 4)),
+    (3072, 3, "bfloat16", dict(algorithm="full", codec="int8", block=128), block_wire(1, 128, 4)),
+    (8192, 4, "float32", dict(algorithm="full_bidir", codec="int8", block=64), block_wire(1, 64, 4)),
+    (7168, 7, "float16", dict(algorithm="semi", codec="int8", block=32), block_wire(1, 32, 4)),
+    # int4: two codes per byte; bf16 scales: 2 bytes per block
+    (8192, 4, "float32", dict(algorithm="two_shot", codec="int4", block=32, scale="bf16"), block_wire(0.5, 32, 2)),
+    (4096, 2, "float32", dict(algorithm="full", codec="int8", block=64, scale="bf16"), block_wire(1, 64, 2)),
+])
+def test_wire_bytes_per_rank_matches_the_documented_formula(count, ranks, dtype, opts, shard_bytes):
     import equarx.torch as et
-    assert et.wire_bytes_per_rank(4096, 4, codec="int8", block=64, algorithm="two_shot") == \
-        equarx.wire_bytes_per_rank(4096, "float32", 4, codec="int8", block=64, algorithm="two_shot")
-    assert et.wire_bytes_per_rank(4096, 4, dtype=torch.bfloat16, algorithm="ring") == 2 * 3 * 1024 * 2 // 1
+    got = et.wire_bytes_per_rank(count, ranks, dtype=getattr(torch, dtype), **opts)
+    assert got == expected_wire_bytes(count, ranks, shard_bytes), (count, ranks, dtype, opts)
 
 
 def test_under_torchrun(tmp_path):
