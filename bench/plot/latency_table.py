@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from codec_speed_table import emit, env_of, split_splice  # noqa: E402
 
 PLOT = "bench/plot/latency_table.py"
-PEERS = (("mpi", "Open MPI default"), ("mpi_ring", "Open MPI ring"), ("gloo", "Gloo ring"))
+PEERS = (("mpi", "Open MPI default"), ("mpi_ring", "Open MPI ring"), ("gloo_ring", "Gloo ring"))
 FIXED = ("ring", "one_shot_raw", "one_shot", "two_shot", "full_bidir")
 
 

@@ -62,6 +62,10 @@ class Communicator {
 
   int rank() const;
   int size() const;
+  /// What option ranks_per_host resolves to when a call leaves it at 0: EQUARX_RANKS_PER_HOST
+  /// (read when the communicator was made), else the hosts' layout its data path found (R
+  /// consecutive ranks per host; an in-process group is one host of all its ranks), else 1.
+  uint32_t ranks_per_host() const;
 
   /// Sums `count` elements of `dtype` from `send` over all ranks into `recv` on every rank.
   /// `send == recv` is allowed (in place). Every rank's result is bitwise identical.
@@ -73,9 +77,14 @@ class Communicator {
   Status AllReduce(const void* send, void* recv, size_t count, DType dtype,
                    const AllReduceOptions& options, const AllReduceExtras& extras);
 
-  /// Wire bytes one rank sends for an AllReduce of `count` elements with these options.
+  /// Wire bytes rank 0 sends for an AllReduce of `count` elements with these options on
+  /// `ranks` ranks whose hosts are not known (ranks_per_host from the options, else
+  /// EQUARX_RANKS_PER_HOST, else 1).
   static uint64_t WireBytesPerRank(size_t count, DType dtype, int ranks,
                                    const AllReduceOptions& options);
+  /// The same on this communicator: its ranks, the environment read when it was made and the
+  /// hosts its data path found (what `auto` resolves through). Rank 0's bytes.
+  uint64_t WireBytesPerRank(size_t count, DType dtype, const AllReduceOptions& options) const;
 
   CommStats stats() const;
 

@@ -259,7 +259,8 @@ TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks
   m.hosts = ranks / R;
   m.ranks_per_host = R;
   m.link_bytes_per_s = network.link_gbit * 1e9 / 8;
-  m.alpha_s = network.step_us * 1e-6;
+  // Every rank on one host (ranks_per_host = ranks): no link; the steps are the host's.
+  m.alpha_s = (m.hosts == 1 ? kLocalStepUs : network.step_us) * 1e-6;
   m.check_bytes = kCheckBytes;
   m.env = &env;
   // Ranks on several hosts: hierarchical's inner plans get a section for the hosts, and auto

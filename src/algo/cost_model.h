@@ -122,19 +122,24 @@ double EffectiveThreads(const Machine& m);
 // fastest; a quantized candidate must beat the fastest unquantized one by 5% (as
 // equarx-tune's default margin), so a near tie stays exact. The machine: the network below;
 // ranks_per_host from the options (the ranks in rank order on ranks / ranks_per_host hosts; 1
-// when it does not divide them); one codec thread at the built-in KernelRates; the argument
-// check's bytes. Every input is the same on every rank, so every rank builds the same table,
-// and the descriptor exchange compares its hash like a tune file's.
+// when it does not divide them; every rank on one host when it equals the ranks: no link, and
+// a step of kLocalStepUs); one codec thread at the built-in KernelRates; the argument check's
+// bytes. Every input is the same on every rank, so every rank builds the same table, and the
+// descriptor exchange compares its hash like a tune file's.
 
-/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US), and what else of
-/// the environment a call's resolution reads.
 /// Bytes of the argument check's descriptor that every rank sends every other when validate is
 /// on (core/validate.h, whose static_assert holds the two equal).
 inline constexpr size_t kCheckBytes = 352;
 
+/// The time of one schedule step between ranks of one host (shared memory or threads: a
+/// message's wake-up and copy; docs/performance.md, "Small calls"), in microseconds.
+inline constexpr double kLocalStepUs = 3;
+
+/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US), and what else of
+/// the environment a call's resolution reads.
 struct AutoNetwork {
   double link_gbit = 1;  ///< each host's link, Gbit/s per direction
-  double step_us = 50;   ///< time of one schedule step
+  double step_us = 50;   ///< time of one schedule step between hosts
   std::optional<Rotation> rotation;  ///< EQUARX_ROTATION: what a default rotation resolves to
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "algo/cost_model.h"
 #include "algo/hierarchical.h"
@@ -147,14 +148,11 @@ Status InnerPlan(const Resolved& r, DType dtype, size_t count, int hosts, Plan* 
 namespace {
 
 // Whether auto's table sends this call to hierarchical (ranks on several hosts; the model's
-// choice for the size), and whether the call can run it (no error feedback, normal mode).
+// choice for the size).
 bool AutoPicksHierarchical(const Call& call, const Resolved& r) {
   return r.options.algorithm == Algorithm::kAuto && call.ranks >= 2 &&
          r.table->Lookup(call.ranks, call.dtype, call.count * DTypeSize(call.dtype)).algorithm ==
              Algorithm::kHierarchical;
-}
-bool CanRunHierarchical(const Call& call, const Resolved& r) {
-  return !call.residual && r.options.mode == ExecutionMode::kNormal;
 }
 
 // Steps 4-6 of resolve.h, once the options are valid and the table is known.
@@ -163,7 +161,15 @@ Status Decide(const Call& call, Resolved* out) {
   const AllReduceOptions& o = r.options;
   if (call.ranks < 2 || call.count == 0) return Status::Ok();  // nothing moves, nothing rotates
   bool can_repeat = !call.residual && o.mode == ExecutionMode::kNormal;
-  if (AutoPicksHierarchical(call, r) && CanRunHierarchical(call, r)) r.hierarchical = true;  // inner: o.inner
+  if (AutoPicksHierarchical(call, r)) {
+    // Every rank decides this from what every rank agrees on; error feedback (which ranks may
+    // pass or not) cannot change it, so a rank that passes a residual is refused, on every rank.
+    if (call.residual || o.mode != ExecutionMode::kNormal)
+      return InvalidArgument("auto chose hierarchical for this size (ranks on several hosts, "
+                             "ranks_per_host " + std::to_string(o.ranks_per_host) + "), which takes no "
+                             "error feedback or diagnostic mode: pin a flat algorithm, or ranks_per_host 1");
+    r.hierarchical = true;  // inner: o.inner
+  }
   if (r.hierarchical) {
     EQUARX_RETURN_IF_ERROR(CheckHierarchical(r, call.dtype, call.count, call.ranks));
     r.rotate = o.rotation == Rotation::kHadamard;  // each inner plan decides (InnerPlan)
@@ -204,11 +210,6 @@ Status Resolve(const Call& call, const env::Settings& env, AutoTables* tables, R
     Status st;
     out->table = &tables->For(key, call.dtype, call.ranks, &out->table_hash, &st);
     EQUARX_RETURN_IF_ERROR(st);
-    if (AutoPicksHierarchical(call, *out) && !CanRunHierarchical(call, *out)) {
-      key.ranks_per_host = 1;  // the flat schedules' table: what auto picks among them
-      out->table = &tables->For(key, call.dtype, call.ranks, &out->table_hash, &st);
-      EQUARX_RETURN_IF_ERROR(st);
-    }
   }
   return Decide(call, out);
 }

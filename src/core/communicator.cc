@@ -104,6 +104,9 @@ Communicator::~Communicator() = default;
 
 int Communicator::rank() const { return impl_->transport->rank(); }
 int Communicator::size() const { return impl_->transport->size(); }
+uint32_t Communicator::ranks_per_host() const {
+  return algo::ResolveDefaults(AllReduceOptions{}, impl_->settings, impl_->transport->ranks_per_host()).ranks_per_host;
+}
 
 CommStats Communicator::stats() const {
   CommStats s;
@@ -245,10 +248,12 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   if (extras.stats) args.stats = &encode_stats;
   bool nonfinite = false;
   args.rotated_nonfinite = &nonfinite;
-  args.pool = m.Pool(o.threads, o.ranks_per_host);
-  m.ahead.reset();
+  if (local.ok()) args.pool = m.Pool(o.threads, o.ranks_per_host);
   Status st = m.Agree(seq, local, send, extras.residual, &args);
-  if (!st.ok() || count == 0) return st;
+  if (!st.ok() || count == 0) {
+    m.ahead.reset();
+    return st;
+  }
   if (t->size() == 1) return m.SingleRank(args);
   if (m.ahead) st = m.ahead->Finish();
   else if (r.hierarchical) st = algo::ExecuteHierarchical(r, args, &m.scratch, &m.hier_scratch);
@@ -265,15 +270,30 @@ Status Communicator::AllReduce(const void* send, void* recv, size_t count, DType
   return m.Fail(seq, st, true);
 }
 
+namespace {
+
+uint64_t WireBytesOf(const algo::Call& call, const env::Settings& settings, algo::AutoTables* tables) {
+  if (call.ranks < 2 || call.count == 0) return 0;
+  algo::Resolved r;
+  if (!algo::Resolve(call, settings, tables, &r).ok()) return 0;
+  if (r.hierarchical) return algo::HierarchicalWireBytes(r, call.dtype, call.count, 0, call.ranks);
+  return algo::PlanWireBytes(r.plan, 0, call.ranks, r.options.microshards);
+}
+
+}  // namespace
+
 uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, int ranks,
                                         const AllReduceOptions& options) {
-  if (ranks < 2 || count == 0) return 0;
   const env::Settings settings = env::Read();
   algo::AutoTables tables(settings);
-  algo::Resolved r;
-  if (!algo::Resolve({options, dtype, count, ranks}, settings, &tables, &r).ok()) return 0;
-  if (r.hierarchical) return algo::HierarchicalWireBytes(r, dtype, count, 0, ranks);
-  return algo::PlanWireBytes(r.plan, 0, ranks, r.options.microshards);
+  return WireBytesOf({options, dtype, count, ranks}, settings, &tables);
+}
+
+uint64_t Communicator::WireBytesPerRank(size_t count, DType dtype, const AllReduceOptions& options) const {
+  const Impl& m = *impl_;
+  algo::AutoTables tables(m.settings);
+  return WireBytesOf({options, dtype, count, m.transport->size(), false, false, m.transport->ranks_per_host()},
+                     m.settings, &tables);
 }
 
 Status CreateInProcessGroup(int ranks, std::vector<std::unique_ptr<Communicator>>* out) {

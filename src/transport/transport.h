@@ -84,9 +84,11 @@ class Transport {
   /// knows (1 when it does not); the default of the `threads` option divides the cores by it.
   virtual int local_ranks() const { return local_ranks_; }
 
-  /// The hosts' layout, when the transport knows it: R > 1 when the ranks sit on at least two
-  /// hosts of R consecutive ranks each (the last host may have fewer), else 1. The default of
-  /// the `ranks_per_host` option (algorithm hierarchical and auto's choice of it).
+  /// The hosts' layout, when the transport knows it: R when the ranks sit on hosts of R
+  /// consecutive ranks each (the last host may have fewer; every rank on one host: R = size),
+  /// 1 when it does not know or the layout is not of that form. The default of the
+  /// `ranks_per_host` option (algorithm hierarchical, and the network auto's cost model
+  /// assumes: one host means no link at all).
   int ranks_per_host() const { return ranks_per_host_; }
   /// Set by the transport's creator, which found the hosts (the same on every rank).
   void SetHosts(int local_ranks, int ranks_per_host) {
@@ -101,12 +103,12 @@ class Transport {
 
 /// The layout of ranks on hosts (Transport::ranks_per_host) from each rank's host, given as the
 /// first rank on that host: R when the hosts hold R consecutive ranks each, in rank order (the
-/// last may hold fewer), and there are at least two of them; else 1.
+/// last may hold fewer; one host: R = the ranks); else 1.
 inline int RanksPerHost(const std::vector<int>& first_on_host) {
   const int n = int(first_on_host.size());
   int r = 0;
   while (r < n && first_on_host[size_t(r)] == 0) ++r;
-  if (r < 2 || r >= n) return 1;
+  if (r < 2) return 1;
   for (int i = 0; i < n; ++i)
     if (first_on_host[size_t(i)] != i - i % r) return 1;
   return r;

@@ -57,6 +57,7 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
             o.codec = codec;
             o.block = 32;
             o.validate = validate;
+            o.ranks_per_host = 1;  // the machine's layout: n hosts of one rank
             const DType dtype = a == Algorithm::kNaiveFp8 ? DType::kFloat32 : DType::kBFloat16;
             const auto p = algo::PredictFlat(o, dtype, count, FlatMachine(n),
                                              algo::AutoTableOf(o, dtype, n, env::Read()));

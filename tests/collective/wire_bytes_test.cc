@@ -48,8 +48,7 @@ TEST(WireBytes, EveryAlgorithmSendsWhatItsPlanPredicts) {
             for (int r = 0; r < n; ++r)
               ASSERT_TRUE(st[size_t(r)].ok()) << what << ": " << st[size_t(r)].ToString();
             // WireBytesPerRank counts rank 0's bytes (ranks with ragged shards send more or less).
-            EXPECT_EQ(comms[0]->stats().bytes_sent - before,
-                      Communicator::WireBytesPerRank(count, DType::kFloat32, n, o))
+            EXPECT_EQ(comms[0]->stats().bytes_sent - before, comms[0]->WireBytesPerRank(count, DType::kFloat32, o))
                 << what;
           }
   }

@@ -108,7 +108,7 @@ std::string Check(Communicator& c, size_t count, DType dt, const AllReduceOption
     tools::MpiBcast(root.data(), int(root.bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
   if (!(root == out)) return "result differs from rank 0's";
   auto exact = ExactSum(in);
-  auto bound = ErrorBound(in, o, dt);
+  auto bound = ErrorBound(in, o, dt, c.ranks_per_host());
   for (size_t i = 0; i < count; ++i) {
     const double err = std::fabs(out.Get(i) - exact[i]);
     if (integers && !IsQuantized(o.algorithm) ? err != 0 : !(err <= bound[i]))
@@ -201,7 +201,7 @@ TEST_F(Mpi, TransportCountsThePlannedWireBytes) {
   Status st = comm_->AllReduce(a.data(), b.data(), a.size(), DType::kBFloat16, o);
   ASSERT_TRUE(st.ok()) << st.ToString();
   if (Rank() == 0) {
-    EXPECT_EQ(comm_->stats().bytes_sent, Communicator::WireBytesPerRank(a.size(), DType::kBFloat16, Size(), o));
+    EXPECT_EQ(comm_->stats().bytes_sent, comm_->WireBytesPerRank(a.size(), DType::kBFloat16, o));
   }
 }
 

@@ -147,7 +147,7 @@ bool Soak::OneCall(const Draw& d, uint64_t call, const char* phase, Totals* t, b
   const auto k0 = Clock::now();
   if (st.ok()) {
     row[kHash] = tools::Fnv1a64(recv_.data(), d.count * es);
-    const AllReduceOptions ob = tools::ResolveForBound(d.o, d.dtype, d.count, n_);
+    const AllReduceOptions ob = tools::ResolveForBound(d.o, d.dtype, d.count, n_, comm_.ranks_per_host());
     row[kWrong] = checker_.Check(d, bases_, ob, recv_.data(), me_, s_.check_elems,
                                  s_.seed ^ tools::Mix64(call + 0x5eed), &row[kChecked]);
   }

@@ -95,7 +95,7 @@ std::vector<double> ExactSum(const std::vector<Buffer>& inputs) {
 }
 
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
-                               DType dtype) {
+                               DType dtype, uint32_t hosts) {
   const size_t count = inputs.empty() ? 0 : inputs[0].size();
   std::vector<std::vector<float>> f(inputs.size(), std::vector<float>(count));
   std::vector<const float*> x;
@@ -104,7 +104,8 @@ std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduc
     x.push_back(f[r].data());
   }
   std::vector<double> bound(count);
-  const AllReduceOptions resolved = tools::ResolveForBound(o, dtype, count, int(inputs.size()));
+  const AllReduceOptions resolved =
+      tools::ResolveForBound(o, dtype, count, int(inputs.size()), hosts ? hosts : uint32_t(inputs.size()));
   tools::ErrorBound(x, count, 0, resolved, dtype, bound.data());
   return bound;
 }

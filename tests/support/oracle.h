@@ -65,12 +65,14 @@ using tools::RotationApplies;
 /// Per element, an upper bound of |result - exact| for this configuration on these inputs
 /// (tools::ErrorBound on the whole tensor, `auto` resolved as the library resolves it; the
 /// derivation is in tools/common/error_bound.cc). Inputs must be finite. Algorithm
-/// hierarchical (o.ranks_per_host as resolved, 0 read as 1; its inner algorithm not auto):
+/// hierarchical (o.ranks_per_host as resolved, 0 read as `hosts`; its inner algorithm not auto):
 /// |exact - the sum of the host sums| (formed as the schedule forms them: f32 in local-rank
 /// order, rounded to the dtype) plus the inner algorithm's bound on the host sums (the
 /// largest over the plans an inner `auto` may pick).
+/// `hosts`: the communicator's ranks_per_host() (0: an in-process group, one host of all the
+/// ranks).
 std::vector<double> ErrorBound(const std::vector<Buffer>& inputs, const AllReduceOptions& o,
-                               DType dtype);
+                               DType dtype, uint32_t hosts = 0);
 
 /// Mean squared error of `result` against `reference` rounded to the result's dtype.
 double MseAgainstRounded(const Buffer& result, const std::vector<double>& reference);

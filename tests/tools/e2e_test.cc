@@ -257,7 +257,7 @@ TEST_F(ReduceTest, ErrorFeedbackResidualFiles) {
   std::vector<NpyArray> in;
   const auto paths = WriteInputs(3, {2, 500}, Distribution::kNormal, &in);
   const std::string prefix = Path("res");
-  Proc p = RunCommand(kReduce + " --codec int4 --residual-out '" + prefix + "' --out '" + Path("o1.npy") + "'" +
+  Proc p = RunCommand(kReduce + " --algo two_shot --codec int4 --residual-out '" + prefix + "' --out '" + Path("o1.npy") + "'" +
                       Join(paths));
   ASSERT_EQ(p.code, 0) << p.output;
   EXPECT_NE(p.output.find("error feedback"), std::string::npos) << p.output;
@@ -283,7 +283,7 @@ TEST_F(ReduceTest, ErrorFeedbackResidualFiles) {
   EXPECT_GT(lost, 1e-2);   // while int4 itself lost much more
   // Feeding the residuals back in: accepted, and a second output is written.
   const std::string list = prefix + "0.npy," + prefix + "1.npy," + prefix + "2.npy";
-  p = RunCommand(kReduce + " --codec int4 --residual-in '" + list + "' --out '" + Path("o2.npy") + "'" + Join(paths));
+  p = RunCommand(kReduce + " --algo two_shot --codec int4 --residual-in '" + list + "' --out '" + Path("o2.npy") + "'" + Join(paths));
   EXPECT_EQ(p.code, 0) << p.output;
   // A residual of the wrong shape is a clear error.
   NpyArray small;

@@ -164,7 +164,11 @@ TEST(Bootstrap, CApiCreatesAGroupAndReportsErrors) {
   std::vector<equarxComm_t> comms(n, nullptr);
   std::vector<equarxResult_t> rc(n);
   std::vector<std::vector<float>> data = Inputs(n, 4096);
-  const std::vector<float> want = InProcess(data, {});
+  // The default call, as the sockets path sees its ranks: no hosts known (an in-process group
+  // is one host, where auto resolves through another table).
+  AllReduceOptions as_sockets;
+  as_sockets.ranks_per_host = 1;
+  const std::vector<float> want = InProcess(data, as_sockets);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {

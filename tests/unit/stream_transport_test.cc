@@ -360,13 +360,13 @@ TEST_P(Stream, AllReduceIsBitwiseEqualToInProcess) {
 }
 
 // The host data path finds the hosts (host name and boot id; here each rank's stand-in name)
-// and their layout: R consecutive ranks per host on at least two hosts (the last may have
-// fewer), else 1. A communicator over it takes that layout as ranks_per_host's default:
+// and their layout: R consecutive ranks per host (the last may have fewer; one host: all the
+// ranks), else 1. A communicator over it takes that layout as ranks_per_host's default:
 // hierarchical without ranks_per_host runs bitwise the call with it, and sends its bytes.
 TEST(HostLayout, FoundByTheHostPathAndTheDefaultOfRanksPerHost) {
   const std::vector<std::pair<std::vector<std::string>, std::pair<int, int>>> cases = {
       {{"a", "a", "b", "b"}, {2, 2}}, {{"a", "a", "b"}, {2, 2}}, {{"a", "b", "a", "b"}, {1, 2}},
-      {{"a", "a", "a", "a"}, {1, 4}}, {{"a", "b", "c"}, {1, 1}}, {{"a", "a", "a", "b", "b", "b"}, {3, 3}}};
+      {{"a", "a", "a", "a"}, {4, 4}}, {{"a", "b", "c"}, {1, 1}}, {{"a", "a", "a", "b", "b", "b"}, {3, 3}}};
   for (const auto& [hosts, want] : cases) {
     const int n = int(hosts.size());
     std::vector<std::unique_ptr<Transport>> t;

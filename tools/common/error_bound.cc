@@ -171,11 +171,13 @@ bool RotationApplies(const AllReduceOptions& o, int ranks) {
          IsQuantized(o.algorithm);
 }
 
-AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks) {
+AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
+                                 uint32_t hosts) {
   AllReduceOptions r = o;
   const env::Settings env = env::Read();
+  if (r.ranks_per_host == 0 && hosts > 1) r.ranks_per_host = hosts;  // the communicator's layout
   if (o.algorithm == Algorithm::kHierarchical) {  // its inner plans: see HierarchicalBound
-    r.ranks_per_host = algo::ResolveDefaults(o, env).ranks_per_host;  // EQUARX_RANKS_PER_HOST
+    r.ranks_per_host = algo::ResolveDefaults(r, env).ranks_per_host;  // EQUARX_RANKS_PER_HOST
     return r;
   }
   if (ranks < 2) return r;
@@ -183,7 +185,7 @@ AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t 
   // model's on the environment's network) and the rotation.
   algo::AutoTables tables(env);
   algo::Resolved res;
-  if (!algo::Resolve({o, dtype, count, ranks}, env, &tables, &res).ok() || count == 0) return r;
+  if (!algo::Resolve({r, dtype, count, ranks}, env, &tables, &res).ok() || count == 0) return r;
   r.algorithm = res.plan.algorithm;
   r.phases = res.plan.phases;
   r.rotation = res.rotate ? Rotation::kHadamard : Rotation::kNone;

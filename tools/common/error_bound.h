@@ -29,10 +29,12 @@ double FlaggedBlockFactor(Codec c);
 bool RotationApplies(const AllReduceOptions& o, int ranks);
 
 /// The options with the algorithm, phases and rotation the library's resolver (algo/resolve.h)
-/// decides for a call of `count` elements on `ranks` ranks: auto's pick and the
+/// decides for a call of `count` elements on `ranks` ranks of a communicator whose
+/// ranks_per_host() is `hosts` (the hosts' layout its data path found): auto's pick and the
 /// quantize_min_bytes gate, and the rotation as hadamard or none. Other fields unchanged
 /// (hierarchical: only ranks_per_host resolved).
-AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks);
+AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
+                                 uint32_t hosts = 1);
 
 /// The bound for the segment [offset, offset + count) of a tensor: x[r] holds rank r's `count`
 /// inputs (values of `dtype`, exact in f32). `offset` must be a multiple of o.block, and the

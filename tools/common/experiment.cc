@@ -75,7 +75,8 @@ Status Bf16Experiment::Run(const AllReduceOptions& options, RunResult* out, bool
 }
 
 size_t Bf16Experiment::CountOutsideBound(const AllReduceOptions& options) const {
-  const AllReduceOptions o = ResolveForBound(options, DType::kBFloat16, count_, ranks_);
+  const AllReduceOptions o =
+      ResolveForBound(options, DType::kBFloat16, count_, ranks_, group_->comm(0).ranks_per_host());
   const size_t chunk = (kChunk + o.block - 1) / o.block * o.block;  // whole blocks: the bound's grid
   const size_t chunks = (count_ + chunk - 1) / chunk;
   std::vector<size_t> wrong(chunks, 0);

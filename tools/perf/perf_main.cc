@@ -227,7 +227,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       if (s.check && o.mode == ExecutionMode::kNormal) {
         AllReduceOptions bound = o;
         if (mpi) bound.algorithm = Algorithm::kRing, bound.rotation = Rotation::kNone;  // f32 sums
-        bound = tools::ResolveForBound(bound, dt, count, n);
+        bound = tools::ResolveForBound(bound, dt, count, n, w.comm().ranks_per_host());
         e = CheckOnEveryRank(s, dist, dt, bound, w, recv.data(), count);
       }
       if (me != 0) continue;

@@ -143,7 +143,7 @@ class InprocTransport final : public Transport {
  public:
   InprocTransport(std::shared_ptr<InprocFabric> fabric, int rank)
       : fabric_(std::move(fabric)), rank_(rank) {
-    SetHosts(fabric_->size(), 1);  // all in this process: one host
+    SetHosts(fabric_->size(), fabric_->size());  // all in this process: one host
   }
 
   int rank() const override { return rank_; }

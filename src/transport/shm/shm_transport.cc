@@ -507,7 +507,7 @@ Status CreateShmTransport(int rank, int size, const AllGather& allgather, const 
   limits.max_message_bytes = options.max_message_bytes;
   limits.max_unexpected_bytes = options.max_unexpected_bytes;
   *out = MakeStreamTransport(rank, std::move(streams), limits);
-  (*out)->SetHosts(size, 1);  // every rank on this host
+  (*out)->SetHosts(size, size);  // every rank on this host
   return Status::Ok();
 }
 
