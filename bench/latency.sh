@@ -9,8 +9,9 @@
 #             1 MiB, -n 8 from there on): the target "no slower than the fastest peer at any size".
 # equarx's rows: auto (the default call) and the schedules it chooses from (the ring,
 # one_shot_raw, one_shot, two_shot, full_bidir), each at the library's defaults (block 64, the
-# codec's rotation). Results: bench/results/latency/{latency,sweep}/ (rows.jsonl, env.txt, raw/);
-# bench/plot/latency_table.py --splice docs/benchmarks.md draws the tables.
+# codec's rotation). Results: bench/results/latency/latency/ and bench/results/latency/sweep/
+# {small,large}/ (each rows.jsonl, env.txt, raw/); bench/plot/latency_table.py --splice
+# docs/benchmarks.md draws the tables.
 #
 #   bash bench/latency.sh [--hosts 2,4,8] [--rates 1gbit,none] [--iters 500] [--only latency|sweep]
 #

@@ -10,7 +10,7 @@
 #            in process (ranks as threads), and one rank per process under mpirun over the
 #            shared-memory rings (shm), TCP over loopback (sockets) and MPI point-to-point (mpi),
 #            with Open MPI's own MPI_Allreduce beside them.
-# Raw output: bench/results/small_calls/ (env.txt, pieces.json, calls_*.jsonl); then
+# Raw output: bench/results/small_calls/ (env.txt, pieces.json, calls.jsonl, raw_*.txt); then
 # bench/plot/small_calls_table.py --splice docs/performance.md. About 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -42,7 +42,7 @@ DATASETS = [
     ("sweep_h8", "first_round/netem_sweep_h8.csv", "first_round/netem_sweep_h8_env.txt"),
     ("formats", "first_round/netem_formats.csv", "first_round/netem_formats_env.txt"),
     ("auto", "first_round/netem_auto.csv", "first_round/netem_auto_env.txt"),
-    ("rotation", "rotation/netem_1gbit_h4_6534d1c/rows.csv", "rotation/netem_1gbit_h4_6534d1c/env.txt"),
+    ("rotation", "rotation/netem_1gbit_h4_avx2/rows.csv", "rotation/netem_1gbit_h4_avx2/env.txt"),
     # Several ranks per host (2 and 4 hosts x 2 ranks; shared-memory rings inside a host, TCP
     # between): hierarchical beside the flat schedules over the same ranks.
     ("hier_h2x2", "hier_h2x2/rows.csv", "hier_h2x2/env.txt"),
