@@ -40,6 +40,7 @@ class HostStreams final : public ByteStreams {
     return local_[size_t(peer)] ? shm_->Write(peer, pieces, n, written, why)
                                 : socket_->Write(peer, pieces, n, written, why);
   }
+  size_t ReadAhead(int peer) const override { return local_[size_t(peer)] ? 0 : socket_->ReadAhead(peer); }
   Io Read(int peer, void* dst, size_t want, size_t* got, std::string* why) override {
     return local_[size_t(peer)] ? shm_->Read(peer, dst, want, got, why) : socket_->Read(peer, dst, want, got, why);
   }

@@ -18,6 +18,8 @@ namespace {
 
 std::string ErrnoText(int err) { return std::string(std::strerror(err)); }
 
+constexpr size_t kReadAhead = size_t(64) << 10;  // a receive system call takes up to this much
+
 class SocketStreams final : public ByteStreams {
  public:
   explicit SocketStreams(std::vector<int> fds) : fds_(std::move(fds)) {}
@@ -29,11 +31,12 @@ class SocketStreams final : public ByteStreams {
   const char* name() const override { return "socket"; }
 
   Io Write(int peer, const Piece* pieces, int n, size_t* written, std::string* why) override {
-    iovec iov[4];
-    for (int i = 0; i < n && i < 4; ++i) iov[i] = {const_cast<uint8_t*>(pieces[i].data), pieces[i].bytes};
+    iovec iov[kMaxPieces];
+    const int k = n < kMaxPieces ? n : kMaxPieces;
+    for (int i = 0; i < k; ++i) iov[i] = {const_cast<uint8_t*>(pieces[i].data), pieces[i].bytes};
     msghdr m{};
     m.msg_iov = iov;
-    m.msg_iovlen = size_t(n < 4 ? n : 4);
+    m.msg_iovlen = size_t(k);
     for (;;) {
       const ssize_t w = sendmsg(fds_[size_t(peer)], &m, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (w >= 0) {
@@ -97,6 +100,8 @@ class SocketStreams final : public ByteStreams {
     if (fd >= 0) close(fd);
     fd = -1;
   }
+
+  size_t ReadAhead(int) const override { return kReadAhead; }
 
  private:
   std::vector<int> fds_;

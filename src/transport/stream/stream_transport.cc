@@ -80,6 +80,11 @@ struct Peer {
   uint64_t length = 0, payload_got = 0;
   Entry* target = nullptr;
   Unexpected* into = nullptr;
+  // Bytes read ahead from the stream (ByteStreams::ReadAhead): in[in_pos, in_len) are the next
+  // bytes of the stream, taken before the stream itself.
+  std::vector<uint8_t> in;
+  size_t in_pos = 0, in_len = 0;
+  bool Buffered() const { return in_pos < in_len; }
 
   void Post(Entry* e) {
     e->prev = posted_tail;
@@ -173,6 +178,7 @@ class StreamTransport final : public Transport {
       p.buffered -= it->length;
       p.unexpected.erase(it);
       Unpark(p);  // the budget grew
+      if (p.Buffered()) Read(p);  // what was read ahead does not wake a wait again
       return Status::Ok();
     }
     if (p.lost) {
@@ -181,6 +187,7 @@ class StreamTransport final : public Transport {
     }
     p.Post(e);
     Unpark(p);  // the held message may be this one
+    if (p.Buffered()) Read(p);
     return Status::Ok();
   }
 
@@ -319,21 +326,29 @@ class StreamTransport final : public Transport {
     }
     p.into = nullptr;
     p.parked = false;
+    p.in_pos = p.in_len = 0;
     if (p.open) streams_->Close(int(&p - peers_.data()));
     p.open = false;
   }
 
+  // Writes what the peer's queue holds: every queued frame's remaining header and payload
+  // in one Write (up to kMaxPieces pieces), then the written bytes are counted off the frames
+  // in order.
   void Write(Peer& p) {
     const int peer = int(&p - peers_.data());
     while (!p.lost && !p.sendq.empty()) {
-      Outgoing& o = p.sendq.front();
-      ByteStreams::Piece piece[2];
+      ByteStreams::Piece piece[ByteStreams::kMaxPieces];
       int n = 0;
-      if (o.sent < kHeaderBytes) piece[n++] = {o.header + o.sent, kHeaderBytes - o.sent};
-      const size_t done = o.sent > kHeaderBytes ? o.sent - kHeaderBytes : 0;
-      if (o.bytes > done) piece[n++] = {o.data + done, o.bytes - done};
+      size_t total = 0;
+      for (size_t k = 0; k < p.sendq.size() && n + 2 <= ByteStreams::kMaxPieces; ++k) {
+        const Outgoing& o = p.sendq[k];
+        if (o.sent < kHeaderBytes) piece[n++] = {o.header + o.sent, kHeaderBytes - o.sent};
+        const size_t done = o.sent > kHeaderBytes ? o.sent - kHeaderBytes : 0;
+        if (o.bytes > done) piece[n++] = {o.data + done, o.bytes - done};
+        total += kHeaderBytes + o.bytes - o.sent;
+      }
       size_t w = 0;
-      if (n > 0) {
+      if (total > 0) {
         std::string why;
         switch (streams_->Write(peer, piece, n, &w, &why)) {
           case ByteStreams::Io::kOk: break;
@@ -341,16 +356,24 @@ class StreamTransport final : public Transport {
           default: return Lose(p, why);
         }
       }
-      o.sent += w;
-      if (o.sent < kHeaderBytes + o.bytes) continue;
-      Finish(o.entry, Outcome::kOk);
-      p.sendq.pop_front();
+      // Count w off the frames, completing those it covers (an empty frame completes at once).
+      while (!p.sendq.empty()) {
+        Outgoing& o = p.sendq.front();
+        const size_t take = std::min(w, kHeaderBytes + o.bytes - o.sent);
+        o.sent += take;
+        w -= take;
+        if (o.sent < kHeaderBytes + o.bytes) break;
+        Finish(o.entry, Outcome::kOk);
+        p.sendq.pop_front();
+      }
     }
   }
 
-  // Reads whatever the socket holds, message by message, up to a held header.
+  // Reads whatever the stream holds (first what was read ahead), message by message, up to a
+  // held header.
   void Read(Peer& p) {
     const int peer = int(&p - peers_.data());
+    const size_t ahead = streams_->ReadAhead(peer);
     while (!p.lost && !p.parked) {
       uint8_t* dst;
       size_t want;
@@ -372,12 +395,25 @@ class StreamTransport final : public Transport {
         want = size_t(std::min<uint64_t>(p.length - p.payload_got, discard_.size()));
       }
       size_t r = 0;
-      if (want) {
+      if (want && p.Buffered()) {  // bytes read ahead come first
+        r = std::min(want, p.in_len - p.in_pos);
+        std::memcpy(dst, p.in.data() + p.in_pos, r);
+        p.in_pos += r;
+      } else if (want) {
+        // Fewer bytes than the read-ahead: read ahead into the buffer, one call for the next
+        // frames too; more: straight into place.
+        const bool refill = want < ahead;
+        if (refill && p.in.size() < ahead) p.in.resize(ahead);
         std::string why;
-        switch (streams_->Read(peer, dst, want, &r, &why)) {
+        switch (streams_->Read(peer, refill ? p.in.data() : dst, refill ? ahead : want, &r, &why)) {
           case ByteStreams::Io::kOk: break;
           case ByteStreams::Io::kWouldBlock: return;
           default: return Lose(p, why);
+        }
+        if (refill) {
+          p.in_pos = 0;
+          p.in_len = r;
+          continue;
         }
       }
       if (!p.in_payload) {
@@ -452,6 +488,12 @@ class StreamTransport final : public Transport {
   // One round of progress: writes and reads on every stream that is ready, waiting up to
   // `timeout_ms` for one to become ready.
   void Progress(int timeout_ms) {
+    // Frames already read ahead need no waiting: move them first.
+    for (Peer& p : peers_)
+      if (!p.lost && !p.parked && p.Buffered()) {
+        Read(p);
+        timeout_ms = 0;
+      }
     interest_.clear();
     for (size_t i = 0; i < peers_.size(); ++i) {
       Peer& p = peers_[i];

@@ -14,8 +14,12 @@
 //     so the stream stays in step.
 //   - A stream that fails or ends fails every request of that one peer with kRemoteError,
 //     naming the peer and the reason the backend gives.
-//   - Progress happens inside Isend, Wait and Test on the calling thread only; waits sleep in
-//     the backend (poll() on sockets, a futex on shared memory) until the deadline.
+//   - Progress happens inside Isend, Wait and Test on the calling thread only; a wait polls
+//     for up to the transport's spin (Transport::SetSpin), then sleeps in the backend (poll()
+//     on sockets, a futex on shared memory) until the deadline.
+//   - Small frames move in few system calls: a Write gathers every frame queued for a peer (up
+//     to ByteStreams::kMaxPieces pieces), and a stream with read-ahead (sockets) is read into
+//     a buffer of the data loop's that holds the next frames.
 #pragma once
 
 #include <cstddef>
@@ -68,6 +72,12 @@ class ByteStreams {
   virtual void Wait(const std::vector<Interest>& interest, int timeout_ms, std::vector<Ready>* ready) = 0;
   /// Ends both streams to `peer` (the peer then sees kClosed once it has read what was sent).
   virtual void Close(int peer) = 0;
+  /// How many bytes the data loop should ask `peer`'s stream for at once when it needs fewer
+  /// (a frame header, a small message), keeping the rest for the next frames: one system call
+  /// then reads several small frames. 0: read exactly what is needed (a ring in memory).
+  virtual size_t ReadAhead(int peer) const { (void)peer; return 0; }
+  /// The most pieces one Write takes (the data loop gathers several queued frames into one).
+  static constexpr int kMaxPieces = 16;
 };
 
 struct StreamLimits {
