@@ -173,9 +173,11 @@ Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* 
   const uint64_t tag = args->tag_base | kCheckTag;
   const uint64_t hash = r.table_hash;
   const uint64_t sent = early ? algo::OneShotMessageBytes(r.plan, args->count) : 0;
+  t->Cork(early);  // the descriptor and one_shot's data leave together
   Status st = exchange.Start(t, core::Describe(args->count, args->dtype, o, hash, input, sent, local), tag,
                              args->deadline);
   const Status started = early ? ahead->Start() : Status::Ok();
+  t->Cork(false);
   if (st.ok()) st = exchange.Finish();
   if (!started.ok()) return Fail(seq, started, true);
   if (!st.ok()) {

@@ -78,6 +78,11 @@ class Transport {
   void SetSpin(std::chrono::microseconds spin) { spin_ = spin; }
   std::chrono::microseconds spin() const { return spin_; }
 
+  /// Holds back the bytes of later Isends (true) until Cork(false), which starts them all, so
+  /// that several small messages to a peer leave together (one system call, one wake-up of the
+  /// peer). Default: nothing (transports that do not write bytes themselves).
+  virtual void Cork(bool on) { (void)on; }
+
   /// Bytes this rank has handed to Isend so far.
   virtual uint64_t bytes_sent() const = 0;
   /// Ranks of this group that run on this host and share its cores, as far as the transport

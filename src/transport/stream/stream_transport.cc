@@ -159,7 +159,7 @@ class StreamTransport final : public Transport {
     std::memcpy(o.header, h, kHeaderBytes);
     o.data = static_cast<const uint8_t*>(buf);
     o.bytes = bytes;
-    if (p.sendq.size() == 1) Write(p);  // start at once: the kernel moves it from here on
+    if (p.sendq.size() == 1 && !corked_) Write(p);  // start at once: the kernel moves it from here on
     return Status::Ok();
   }
 
@@ -246,6 +246,13 @@ class StreamTransport final : public Transport {
       }
       return;
     }
+  }
+
+  void Cork(bool on) override {
+    corked_ = on;
+    if (on) return;
+    for (Peer& p : peers_)
+      if (!p.lost && !p.sendq.empty()) Write(p);
   }
 
   void Abort(const std::string& why) override {
@@ -525,6 +532,7 @@ class StreamTransport final : public Transport {
   std::vector<ByteStreams::Ready> ready_;
   std::vector<uint8_t> discard_;
   uint64_t bytes_sent_ = 0;
+  bool corked_ = false;  // Cork: Isend queues without writing
   const size_t max_message_;     // StreamLimits::max_message_bytes
   const size_t max_unexpected_;  // StreamLimits::max_unexpected_bytes, per peer
 };
