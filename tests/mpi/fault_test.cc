@@ -11,7 +11,11 @@
 //            call's messages (rs) or the second (ag). The call is `full` without validation:
 //            a ring-shaped schedule whose RS and AG send equally many messages, RS first.
 //   between  after a completed call, before the next
-//   random   one of the four, drawn from SEED
+//   new-shape  inside the first call of a new shape (half the elements) of one_shot with the
+//            argument check on, whose descriptors and data every rank sends at once: the
+//            victim signals itself at message k of that call, k drawn from SEED (the good call
+//            before it is one_shot with the check on too)
+//   random   one of setup, rs, ag and between, drawn from SEED
 // Every rank first makes one good call (the victim counts its messages there). Each survivor prints
 //   FAULT rank=R where=setup|call status=CODE call_ms=T elapsed_ms=E deadline_ms=D message="..."
 //   LATER rank=R status=CODE call_ms=T message="..."     (after a failed call only)
@@ -146,7 +150,8 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 3 ? argv[3] : "kill";
   if (mode != "kill" && mode != "stop" && mode != "stop-idle") Usage(("unknown mode '" + mode + "'").c_str());
   std::string point = argc > 4 ? argv[4] : "rs";
-  if (point != "setup" && point != "rs" && point != "ag" && point != "between" && point != "random")
+  if (point != "setup" && point != "rs" && point != "ag" && point != "between" && point != "new-shape" &&
+      point != "random")
     Usage(("unknown point '" + point + "'").c_str());
   if (argc > 5 && !ParseU64(argv[5], &seed)) Usage("SEED must be a non-negative integer");
   if (argc > 6 && (!ParseU64(argv[6], &elements) || elements < 1024 || elements > (1ull << 28)))
@@ -200,12 +205,13 @@ int main(int argc, char** argv) {
   CountingTransport* counter = counting.get();
   equarx::Communicator comm(std::move(counting));
 
-  const size_t count = size_t(elements);
+  const bool new_shape = point == "new-shape";
+  size_t count = size_t(elements);
   std::vector<float> x(count, 1.0f), y(count);
   equarx::AllReduceOptions o;
   o.timeout_ms = deadline_ms;
-  o.algorithm = equarx::Algorithm::kFull;
-  o.validate = false;  // the call's messages are then exactly its RS and its AG
+  o.algorithm = new_shape ? equarx::Algorithm::kOneShot : equarx::Algorithm::kFull;
+  o.validate = new_shape;  // without it a full call's messages are exactly its RS and its AG
   // One good call first, so every rank is known to be in the collective phase.
   st = comm.AllReduce(x.data(), y.data(), count, equarx::DType::kFloat32, o);
   if (!st.ok()) {
@@ -232,12 +238,14 @@ int main(int argc, char** argv) {
       _exit(7);
     }
     const uint64_t half = per_call / 2;
-    const uint64_t k = (point == "rs" ? 1 : half + 1) + rng() % half;
+    const uint64_t k = new_shape ? 1 + rng() % per_call : (point == "rs" ? 1 : half + 1) + rng() % half;
+    if (new_shape) count /= 2;
     counter->Arm(per_call + k, sig, point,
                  "message:" + std::to_string(k) + "/" + std::to_string(per_call));
     (void)comm.AllReduce(x.data(), y.data(), count, equarx::DType::kFloat32, o);
     _exit(4);  // not reached while stopped: the survivors end the job first
   }
+  if (new_shape) count /= 2;  // the survivors' calls: the new shape
   const auto t0 = std::chrono::steady_clock::now();
   double call_ms = 0;
   for (int i = 0; i < 50 && st.ok(); ++i) {
