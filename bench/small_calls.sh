@@ -23,9 +23,8 @@ mkdir -p "$RES"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 {
   echo "date: $(date -Is)"
-  c=$(git rev-parse HEAD)
-  [ -z "$(git status --porcelain --untracked-files=no)" ] || c="$c (dirty)"
-  echo "commit: $c"
+  # The binaries' sources (the results this script rewrites do not count).
+  echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/latency || echo ' (dirty)')"
   echo "kernel: $(uname -r); cpus: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "simd: $($B/tools/info/equarx-info 2>/dev/null | grep -i -m1 'active\|dispatch' || true)"
 } >"$RES/env.txt"

@@ -363,7 +363,7 @@ class StreamTransport final : public Transport {
           default: return Lose(p, why);
         }
       }
-      // Count w off the frames, completing those it covers (an empty frame completes at once).
+      // Count w off the frames in order, completing those it covers.
       while (!p.sendq.empty()) {
         Outgoing& o = p.sendq.front();
         const size_t take = std::min(w, kHeaderBytes + o.bytes - o.sent);
