@@ -15,8 +15,8 @@ const std::vector<Knob>& Knobs() {
        "microshards per shard (1..64) when the call's options give none"},
       {"EQUARX_RANKS_PER_HOST", "uint", "(the hosts the data path finds, else 1)",
        "ranks per host, in rank order (1..2047), for algorithm hierarchical and auto's choice "
-       "of it, when the call's options give none; by default the layout that the host data "
-       "path finds (ranks on at least two hosts, R consecutive ranks each)"},
+       "of it, when the call's options give none; by default the layout that the data path "
+       "finds (R consecutive ranks per host; every rank on one host: all of them)"},
       {"EQUARX_THREADS", "uint", "(cores / ranks on this host)",
        "codec threads of each rank (1..64) when the call's options give none; the default "
        "divides this process's cores by the ranks that share them, at most 8"},

@@ -75,7 +75,7 @@ const Table& TheTable() {
   static const Table t = [] {
     Table t{{
         EQUARX_ENUM_ROW(algorithm, "algo", Algorithm, AlgorithmTable, true, "",
-                        "AllReduce algorithm (ring shape or two_shot; auto by message size)"),
+                        "AllReduce algorithm (auto: by message size; docs/algorithms.md)"),
         EQUARX_ENUM_ROW(phases, "", Phases, PhasesTable, true, "",
                         "which phases carry quantized data: rs, ag or rs+ag"),
         EQUARX_ENUM_ROW(codec, "", Codec, CodecTable, true, "", "wire codec of the quantized phases"),
@@ -92,7 +92,7 @@ const Table& TheTable() {
         EQUARX_UINT_ROW(microshards, "", size_t, 0, kMaxMicroshards, true, "EQUARX_MICROSHARDS",
                         "pipeline pieces per shard (0 = EQUARX_MICROSHARDS or 4)"),
         EQUARX_UINT_ROW(quantize_min_bytes, "", size_t, 0, UINT64_MAX, true, "",
-                        "messages smaller than this use the unquantized ring (0 = never)"),
+                        "messages smaller than this run unquantized: the ring, one_shot_raw for one_shot (0 = never)"),
         EQUARX_BOOL_ROW(f32_partials, "", true, "unquantized reduce-scatter hops carry f32"),
         EQUARX_UINT_ROW(timeout_ms, "", uint32_t, 0, 86400000, false, "EQUARX_TIMEOUT_MS",
                         "per-call deadline in ms (0 = EQUARX_TIMEOUT_MS or 300000)"),
@@ -103,7 +103,7 @@ const Table& TheTable() {
         EQUARX_ENUM_ROW(inner, "", Algorithm, AlgorithmTable, true, "",
                         "hierarchical: the algorithm across hosts (auto: by shard size)"),
         EQUARX_UINT_ROW(ranks_per_host, "", uint32_t, 0, 2047, true, "EQUARX_RANKS_PER_HOST",
-                        "hierarchical: ranks per host in rank order (0 = EQUARX_RANKS_PER_HOST or 1)"),
+                        "ranks per host in rank order (0 = EQUARX_RANKS_PER_HOST, else the hosts the data path found, else 1)"),
         EQUARX_UINT_ROW(threads, "", uint32_t, 0, kMaxThreads, false, "EQUARX_THREADS",
                         "codec threads of this rank (0 = EQUARX_THREADS or cores / local ranks, at most 8)"),
     }};
