@@ -1,12 +1,14 @@
-// The transports built on byte streams, one thread per rank: TCP over loopback (socket),
-// rings in shared memory (shm) and the host-aware mix of both (host, hosts), the same tests
-// for all: matching by (source, tag) in posting
-// order, messages that arrive before their receive, large messages every way at once,
-// cancellation (including a send already partly in the stream), length errors, deadlines, a
-// lost peer reported as kRemoteError long before the deadline, set-up failures reported on
-// every rank, and whole AllReduces bitwise equal to the in-process transport's. The shm
-// transport's cross-process failures (a killed or stopped peer process) are in
-// shm_transport_test.cc.
+// The transport contract, one suite over every transport that runs in one process (Contract):
+// threads of one process (inproc), TCP over loopback (socket), rings in shared memory (shm)
+// and the host-aware mix of both (host, hosts), one thread per rank: matching by (source, tag)
+// in posting order, messages that arrive before their receive, zero-length messages and
+// messages to oneself, large messages every way at once, many small ones on many ranks, a
+// cancelled receive, length errors, deadlines and peers out of range. Then what the
+// byte-stream transports add (Stream): a send cancelled while partly in the stream, a lost
+// peer reported as kRemoteError long before the deadline, Abort, set-up failures reported on
+// every rank, and whole AllReduces bitwise equal to the in-process transport's. The MPI
+// transport runs under mpirun (tests/mpi); the shm transport's cross-process failures (a
+// killed or stopped peer process) are in shm_transport_test.cc.
 #include "transport/socket/socket_transport.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 
 #include "equarx/communicator.h"
 #include "support/harness.h"
+#include "transport/inproc/inproc_transport.h"
 #include "support/socket_mesh.h"
 
 namespace equarx::transport {
@@ -31,11 +34,17 @@ std::vector<Status> Mesh(int n, std::vector<std::unique_ptr<Transport>>* out,
   return testing::SocketMesh(n, out, options);
 }
 
-// Each test below runs on every backend (the parameter).
+// Each test runs on every backend of its suite (the parameter).
 class Stream : public ::testing::TestWithParam<const char*> {
  protected:
   void MeshOk(int n, std::vector<std::unique_ptr<Transport>>* t) {
     const std::string b = GetParam();
+    if (b == "inproc") {
+      auto fabric = CreateInprocFabric(n);
+      t->clear();
+      for (int r = 0; r < n; ++r) t->push_back(CreateInprocTransport(fabric, r));
+      return;
+    }
     const std::vector<Status> st =
         b == "shm"     ? testing::ShmMesh(n, t)
         : b == "host"  ? testing::HostMesh(n, t, [](int) { return std::string("one-host"); })
@@ -48,8 +57,11 @@ class Stream : public ::testing::TestWithParam<const char*> {
 // hosts: ranks split over two hosts (3 ranks: 2 + 1; 4 ranks: 2 + 2), rings and TCP mixed.
 INSTANTIATE_TEST_SUITE_P(Backends, Stream, ::testing::Values("socket", "shm", "host", "hosts"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+class Contract : public Stream {};
+INSTANTIATE_TEST_SUITE_P(Transports, Contract, ::testing::Values("inproc", "socket", "shm", "host", "hosts"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
-TEST_P(Stream, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {
+TEST_P(Contract, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   int v[3] = {1, 2, 3}, got[3] = {}, late = 0, x = 42;
@@ -80,7 +92,7 @@ TEST_P(Stream, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {
   EXPECT_EQ(b, 5);
 }
 
-TEST_P(Stream, LargeMessagesEveryWayAtOnce) {
+TEST_P(Contract, LargeMessagesEveryWayAtOnce) {
   // 3 ranks each send 8 MiB to both others before waiting on anything: far more than the
   // kernel buffers, so this only completes if waiting on one request progresses all of them.
   std::vector<std::unique_ptr<Transport>> t;
@@ -113,7 +125,7 @@ TEST_P(Stream, LargeMessagesEveryWayAtOnce) {
   }
 }
 
-TEST_P(Stream, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
+TEST_P(Contract, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   char big[16] = {}, small[8];
@@ -130,7 +142,7 @@ TEST_P(Stream, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
   EXPECT_EQ(got, 11);
 }
 
-TEST_P(Stream, CancelledReceiveLeavesTheMessageForTheNextOne) {
+TEST_P(Contract, CancelledReceiveLeavesTheMessageForTheNextOne) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   int x = 3, y = 0, z = 0;
@@ -173,7 +185,44 @@ TEST_P(Stream, CancelledSendInFlightStillArrivesWhole) {
   EXPECT_EQ(tail_got, 77);
 }
 
-TEST_P(Stream, NothingArrivingIsATimeoutAtTheDeadline) {
+TEST_P(Contract, PeerOutOfRangeIsAnError) {
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(2, &t);
+  int x = 0;
+  Request r;
+  EXPECT_EQ(t[0]->Isend(2, 0, &x, sizeof x, &r).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t[0]->Irecv(-1, 0, &x, sizeof x, &r).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(Contract, ManyRanksManySmallMessages) {
+  // 5 ranks, each 200 tagged messages to its right-hand neighbour and 200 from its left, all
+  // posted before any wait: every one arrives, in its own receive.
+  const int n = 5, msgs = 200;
+  std::vector<std::unique_ptr<Transport>> t;
+  MeshOk(n, &t);
+  std::vector<std::thread> th;
+  std::vector<int> ok(n, 0);
+  for (int r = 0; r < n; ++r)
+    th.emplace_back([&, r] {
+      std::vector<Request> sreq(msgs), rreq(msgs);
+      std::vector<int> out(msgs), in(msgs, -1);
+      for (int i = 0; i < msgs; ++i) {
+        out[size_t(i)] = r * 1000 + i;
+        (void)t[size_t(r)]->Irecv((r + n - 1) % n, uint64_t(i), &in[size_t(i)], sizeof(int), &rreq[size_t(i)]);
+        (void)t[size_t(r)]->Isend((r + 1) % n, uint64_t(i), &out[size_t(i)], sizeof(int), &sreq[size_t(i)]);
+      }
+      bool good = true;
+      for (int i = 0; i < msgs; ++i) {
+        good &= t[size_t(r)]->Wait(&rreq[size_t(i)], In(10000)).ok() && in[size_t(i)] == ((r + n - 1) % n) * 1000 + i;
+        good &= t[size_t(r)]->Wait(&sreq[size_t(i)], In(10000)).ok();
+      }
+      ok[size_t(r)] = good;
+    });
+  for (auto& x : th) x.join();
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(ok[size_t(r)]) << "rank " << r;
+}
+
+TEST_P(Contract, NothingArrivingIsATimeoutAtTheDeadline) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   int y = 0;
