@@ -26,7 +26,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # The binaries' sources (the results this script rewrites do not count).
   echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- src include tools bench/latency || echo ' (dirty)')"
   echo "kernel: $(uname -r); cpus: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "simd: $($B/tools/info/equarx-info 2>/dev/null | grep -i -m1 'active\|dispatch' || true)"
+  echo "simd: $($B/tools/info/equarx-info | grep -m1 'kernels use')"
 } >"$RES/env.txt"
 "$B/bench/latency/equarx_small_call_bench" --benchmark_min_time=0.5 --benchmark_format=json \
   --benchmark_out="$RES/pieces.json" --benchmark_out_format=json >/dev/null
