@@ -416,7 +416,8 @@ TEST(HostLayout, FoundByTheHostPathAndTheDefaultOfRanksPerHost) {
   const std::vector<std::pair<std::vector<std::string>, std::pair<int, int>>> cases = {
       {{"a", "a", "b", "b"}, {2, 2}}, {{"a", "a", "b"}, {2, 2}}, {{"a", "b", "a", "b"}, {1, 2}},
       {{"a", "a", "a", "a"}, {4, 4}}, {{"a", "b", "c"}, {1, 1}}, {{"a", "a", "a", "b", "b", "b"}, {3, 3}}};
-  for (const auto& [hosts, want] : cases) {
+  for (const auto& [names, want] : cases) {
+    const std::vector<std::string>& hosts = names;  // a lambda may not capture a structured binding
     const int n = int(hosts.size());
     std::vector<std::unique_ptr<Transport>> t;
     const auto st = testing::HostMesh(n, &t, [&](int r) { return hosts[size_t(r)]; });
