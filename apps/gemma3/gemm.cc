@@ -121,38 +121,55 @@ void GemmPanels(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, 
 
 bool GemmUsesAvx2() { return kAvx2; }
 
-void PackedAlloc(size_t n, size_t k, PackedMatrix* out) {
+void PackedAlloc(size_t n, size_t k, PackedMatrix* out, bool zero) {
   out->n = n;
   out->k = k;
   out->panels = (n + kPanel - 1) / kPanel;
   size_t bytes = out->panels * k * kPanel * sizeof(float);
   bytes = (bytes + 63) / 64 * 64;
   float* p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
+  if (zero) std::memset(p, 0, bytes ? bytes : 64);
   out->data = std::unique_ptr<float[], void (*)(float*)>(p, FreeAligned);
 }
 
-void PackRows(const float* w, size_t n, size_t k, size_t ld, PackedMatrix* out) {
-  PackedAlloc(n, k, out);
-  for (size_t p = 0; p < out->panels; ++p) {
-    float* dst = out->panel(p);
-    for (size_t j = 0; j < kPanel; ++j) {
-      size_t row = p * kPanel + j;
-      for (size_t kk = 0; kk < k; ++kk) dst[kk * kPanel + j] = row < n ? w[row * ld + kk] : 0.f;
-    }
+void SetOutputRow(PackedMatrix* w, size_t j, const float* row) {
+  float* dst = w->panel(j / kPanel) + j % kPanel;
+  for (size_t kk = 0; kk < w->k; ++kk) dst[kk * kPanel] = row[kk];
+}
+
+void SetInput(PackedMatrix* w, size_t kk, const float* col) {
+  for (size_t p = 0; p < w->panels; ++p) {
+    const size_t col0 = p * kPanel, cols = std::min(kPanel, w->n - col0);
+    std::memcpy(w->panel(p) + kk * kPanel, col + col0, cols * sizeof(float));
   }
 }
 
+void PackRows(const float* w, size_t n, size_t k, size_t ld, PackedMatrix* out) {
+  PackedAlloc(n, k, out, true);
+  for (size_t j = 0; j < n; ++j) SetOutputRow(out, j, w + j * ld);
+}
+
 void PackCols(const float* b, size_t k, size_t n, size_t ld, PackedMatrix* out) {
-  PackedAlloc(n, k, out);
-  for (size_t p = 0; p < out->panels; ++p) {
-    float* dst = out->panel(p);
-    size_t col0 = p * kPanel;
-    size_t cols = std::min(kPanel, n - col0);
-    for (size_t kk = 0; kk < k; ++kk) {
-      std::memcpy(dst + kk * kPanel, b + kk * ld + col0, cols * sizeof(float));
-      for (size_t j = cols; j < kPanel; ++j) dst[kk * kPanel + j] = 0.f;
-    }
-  }
+  PackedAlloc(n, k, out, true);
+  for (size_t kk = 0; kk < k; ++kk) SetInput(out, kk, b + kk * ld);
+}
+
+PackedMatrix OutputsFrom(const PackedMatrix& w, size_t n0) {
+  PackedMatrix v;
+  v.n = w.n - n0;
+  v.k = w.k;
+  v.panels = w.panels - n0 / kPanel;
+  v.data = std::unique_ptr<float[], void (*)(float*)>(w.panel(n0 / kPanel), [](float*) {});
+  return v;
+}
+
+PackedMatrix InputsFrom(const PackedMatrix& w, size_t k0) {
+  PackedMatrix v;
+  v.n = w.n;
+  v.k = w.k;  // the panel stride; the caller limits k_end to w.k - k0
+  v.panels = w.panels;
+  v.data = std::unique_ptr<float[], void (*)(float*)>(w.data.get() + k0 * kPanel, [](float*) {});
+  return v;
 }
 
 void Gemm(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y, size_t ldy,
@@ -171,18 +188,21 @@ void Gemm(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float*
   });
 }
 
-void ParallelFor(size_t n, int threads, const std::function<void(size_t, size_t)>& body) {
-  size_t t = static_cast<size_t>(std::max(1, threads));
-  t = std::min(t, n);
+size_t ParallelChunks(size_t n, int threads) {
+  return std::min(static_cast<size_t>(std::max(1, threads)), n);
+}
+
+void ParallelForImpl(size_t n, int threads, void* ctx, void (*fn)(void*, size_t, size_t, size_t)) {
+  const size_t t = ParallelChunks(n, threads);
   if (t <= 1) {
-    if (n) body(0, n);
+    if (n) fn(ctx, 0, 0, n);
     return;
   }
   std::vector<std::thread> pool;
   pool.reserve(t - 1);
   for (size_t i = 1; i < t; ++i)
-    pool.emplace_back([&, i] { body(n * i / t, n * (i + 1) / t); });
-  body(0, n / t);
+    pool.emplace_back([=] { fn(ctx, i, n * i / t, n * (i + 1) / t); });
+  fn(ctx, 0, 0, n / t);
   for (auto& th : pool) th.join();
 }
 
