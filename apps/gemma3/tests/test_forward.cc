@@ -13,7 +13,7 @@
 #include "gguf.h"
 #include "model.h"
 #include "runner.h"
-#include "synthetic.h"
+#include "synthetic_fixture.h"
 
 namespace gemma3 {
 namespace {
@@ -52,53 +52,6 @@ TEST(Gemm, MatchesNaiveOnRaggedShapes) {
   }
 }
 
-class SyntheticModel : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    path_ = new std::string(::testing::TempDir() + "/gemma3_synth_" + std::to_string(::getpid()) + ".gguf");
-    testing::SyntheticSpec spec;
-    spec.layers = 4;  // layers 0,1,3 local (window 5), layer 2 global
-    std::string err;
-    ASSERT_TRUE(testing::WriteSyntheticModel(*path_, spec, &err)) << err;
-    file_ = new GgufFile;
-    ASSERT_TRUE(file_->Open(*path_, &err)) << err;
-    config_ = new Config;
-    ASSERT_TRUE(config_->Read(*file_, &err)) << err;
-  }
-  static void TearDownTestSuite() {
-    std::remove(path_->c_str());
-    delete config_;
-    delete file_;
-    delete path_;
-  }
-  static std::vector<int32_t> Tokens(size_t n) {
-    std::vector<int32_t> t(n);
-    for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 37 + 5) % config_->vocab);
-    return t;
-  }
-  static std::vector<float> Run(int tp, const ReduceConfig& rc, const std::vector<int32_t>& tokens,
-                                RunStats* st) {
-    InProcessRunner run;
-    std::string err;
-    EXPECT_TRUE(run.Load(*file_, *config_, tp, &err)) << err;
-    std::vector<float> h;
-    EXPECT_TRUE(run.Forward(tokens, rc, &h, st, &err)) << err;
-    return h;
-  }
-  // The unquantized single-rank run: what the TP-N runs are compared with.
-  static std::vector<float> SingleRank(const std::vector<int32_t>& tokens) {
-    RunStats st;
-    ReduceConfig ring;
-    ring.options.algorithm = equarx::Algorithm::kRing;
-    return Run(1, ring, tokens, &st);
-  }
-  static std::string* path_;
-  static GgufFile* file_;
-  static Config* config_;
-};
-std::string* SyntheticModel::path_;
-GgufFile* SyntheticModel::file_;
-Config* SyntheticModel::config_;
 
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
