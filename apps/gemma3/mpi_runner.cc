@@ -64,6 +64,12 @@ bool AllRanksOk(bool ok, int rank, const std::string& mine, const char* what, st
 
 }  // namespace
 
+bool RootVerdict(bool ok) {
+  int v = ok ? 1 : 0;
+  MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return v != 0;
+}
+
 Reducer MpiRunner::MakeRankReducer(const ReduceConfig& rc, std::string* error) {
   return rc.mpi_allreduce ? MakeMpiReducer(rc.bf16) : MakeReducer(&world_->comm(), rc, error);
 }
@@ -158,6 +164,8 @@ bool MpiRunner::Forward(const std::vector<int32_t>&, const ReduceConfig&, std::v
   *error = "no MPI";
   return false;
 }
+
+bool RootVerdict(bool ok) { return ok; }
 
 bool MpiRunner::LoadHead(std::string* error) {
   *error = "no MPI";

@@ -18,6 +18,10 @@
 
 namespace gemma3 {
 
+/// Under mpirun, rank 0's `ok` on every rank, through plain MPI (no deadline: the other ranks
+/// wait while rank 0 does work of any length, such as generate's exact run).
+bool RootVerdict(bool ok);
+
 class MpiRunner final : public Runner {
  public:
   /// Loads this process's shard (collective) and sums over the world's communicator. `threads`

@@ -172,6 +172,7 @@ int InProcessRunner::threads_per_rank() const {
 
 bool InProcessRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
                               std::vector<float>* hidden, RunStats* stats, std::string* error) {
+  if (rc.mpi_allreduce) { *error = "MPI_Allreduce sums need one rank per process: run under mpirun"; return false; }
   const int n = ranks();
   const size_t T = tokens.size(), d = models_[0]->config().d_model;
   std::vector<std::vector<float>> outs(n, std::vector<float>(T * d));
