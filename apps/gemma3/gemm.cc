@@ -1,6 +1,7 @@
-// gemm.cc — packing, the 6x16 AVX2/FMA micro-kernel with a K-blocked loop nest, and a scalar
-// fallback. Blocking: K in chunks of 256 (a 16 KiB slice of one panel stays in L1 while six
-// rows of X stream past it); the Y tile is loaded/stored once per K chunk.
+// gemm.cc — packing, the 6x16 AVX2/FMA micro-kernel with a K-blocked loop nest, a kernel for
+// fewer rows (decode) with the same bits, and a scalar fallback. Blocking: K in chunks of 256
+// (a 16 KiB slice of one panel stays in L1 while six rows of X stream past it); the Y tile is
+// loaded/stored once per K chunk.
 #include "gemm.h"
 
 #include <immintrin.h>
@@ -89,6 +90,46 @@ __attribute__((target("avx2,fma"))) void TileAvx2(const float* x, size_t ldx, si
   _mm256_storeu_ps(y + 5 * ldy, c50); _mm256_storeu_ps(y + 5 * ldy + 8, c51);
 }
 
+// Rows of fewer than kMr (decode: one token): each row against NP panels at once over all of
+// k, two accumulators per panel. Each output is the tile's chain of FMAs in k order, from y or
+// zero (a K chunk's store and reload in the tile is exact), so the bits are the tile's.
+template <size_t NP>
+__attribute__((target("avx2,fma"))) void RowPanelsAvx2(const float* x, const PackedMatrix& w, size_t p,
+                                                       size_t k_end, float* y, size_t n_end, bool load) {
+  alignas(32) float buf[NP * kPanel] = {};
+  __m256 c[2 * NP];
+  for (size_t i = 0; i < NP; ++i) {
+    const size_t col0 = (p + i) * kPanel, cols = std::min(kPanel, n_end - col0);
+    if (load) std::memcpy(buf + i * kPanel, y + col0, cols * sizeof(float));
+    c[2 * i] = _mm256_load_ps(buf + i * kPanel);
+    c[2 * i + 1] = _mm256_load_ps(buf + i * kPanel + 8);
+  }
+  const float* panels[NP];
+  for (size_t i = 0; i < NP; ++i) panels[i] = w.panel(p + i);
+  for (size_t kk = 0; kk < k_end; ++kk) {
+    const __m256 a = _mm256_broadcast_ss(x + kk);
+    for (size_t i = 0; i < NP; ++i) {
+      c[2 * i] = _mm256_fmadd_ps(a, _mm256_load_ps(panels[i] + kk * kPanel), c[2 * i]);
+      c[2 * i + 1] = _mm256_fmadd_ps(a, _mm256_load_ps(panels[i] + kk * kPanel + 8), c[2 * i + 1]);
+    }
+  }
+  for (size_t i = 0; i < NP; ++i) {
+    const size_t col0 = (p + i) * kPanel, cols = std::min(kPanel, n_end - col0);
+    _mm256_store_ps(buf + i * kPanel, c[2 * i]);
+    _mm256_store_ps(buf + i * kPanel + 8, c[2 * i + 1]);
+    std::memcpy(y + col0, buf + i * kPanel, cols * sizeof(float));
+  }
+}
+
+void RowsAvx2(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y, size_t ldy,
+              bool load, size_t p0, size_t p1, size_t n_end, size_t k_end) {
+  for (size_t r = 0; r < rows; ++r) {
+    size_t p = p0;
+    for (; p + 4 <= p1; p += 4) RowPanelsAvx2<4>(x + r * ldx, w, p, k_end, y + r * ldy, n_end, load);
+    for (; p < p1; ++p) RowPanelsAvx2<1>(x + r * ldx, w, p, k_end, y + r * ldy, n_end, load);
+  }
+}
+
 bool DetectAvx2() {
   if (std::getenv("EQUARX_GEMMA3_SCALAR")) return false;
   __builtin_cpu_init();
@@ -101,6 +142,7 @@ void FreeAligned(float* p) { std::free(p); }
 // Panels [p0, p1) of w, all rows of x.
 void GemmPanels(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y,
                 size_t ldy, bool accumulate, size_t p0, size_t p1, size_t n_end, size_t k_end) {
+  if (kAvx2 && rows < kMr) return RowsAvx2(x, rows, ldx, w, y, ldy, accumulate, p0, p1, n_end, k_end);
   auto tile = kAvx2 ? TileAvx2 : TileScalar;
   for (size_t k0 = 0; k0 < k_end; k0 += kKc) {
     size_t k1 = std::min(k_end, k0 + kKc);
