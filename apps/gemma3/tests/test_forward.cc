@@ -19,14 +19,18 @@
 namespace gemma3 {
 namespace {
 
+std::vector<float> Normal(std::mt19937& rng, size_t n) {
+  std::normal_distribution<float> g;
+  std::vector<float> v(n);
+  for (auto& e : v) e = g(rng);
+  return v;
+}
+
 TEST(Gemm, MatchesNaiveOnRaggedShapes) {
   std::mt19937 rng(7);
-  std::normal_distribution<float> g;
   for (auto [rows, n, k] : {std::tuple<size_t, size_t, size_t>{1, 1, 1}, {7, 17, 300}, {13, 48, 256},
                             {6, 16, 513}, {25, 33, 5}}) {
-    std::vector<float> x(rows * k), w(n * k), y(rows * n, 1.f);
-    for (auto& v : x) v = g(rng);
-    for (auto& v : w) v = g(rng);
+    const std::vector<float> x = Normal(rng, rows * k), w = Normal(rng, n * k), y(rows * n, 1.f);
     PackedMatrix pw;
     PackRows(w.data(), n, k, k, &pw);
     for (int acc = 0; acc < 2; ++acc) {
@@ -53,7 +57,6 @@ TEST(Gemm, MatchesNaiveOnRaggedShapes) {
   }
 }
 
-
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
@@ -64,12 +67,8 @@ double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
 // prefill ran many): bitwise, on every kernel, with partial panels, K chunks and accumulation.
 TEST(Gemm, RowCountDoesNotChangeBits) {
   std::mt19937 rng(11);
-  std::normal_distribution<float> g;
   const size_t n = 37, k = 600, rows = 13;
-  std::vector<float> x(rows * k), w(n * k), y0(rows * n);
-  for (auto& v : x) v = g(rng);
-  for (auto& v : w) v = g(rng);
-  for (auto& v : y0) v = g(rng);
+  const std::vector<float> x = Normal(rng, rows * k), w = Normal(rng, n * k), y0 = Normal(rng, rows * n);
   PackedMatrix pw;
   PackRows(w.data(), n, k, k, &pw);
   for (int acc = 0; acc < 2; ++acc) {
