@@ -7,8 +7,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -163,15 +165,20 @@ void GemmPanels(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, 
 
 bool GemmUsesAvx2() { return kAvx2; }
 
-void PackedAlloc(size_t n, size_t k, PackedMatrix* out, bool zero) {
+bool PackedAlloc(size_t n, size_t k, PackedMatrix* out, bool zero) {
+  *out = PackedMatrix{};
+  const size_t panels = (n + kPanel - 1) / kPanel, limit = (SIZE_MAX - 64) / (kPanel * sizeof(float));
+  if (k && panels > limit / k) return false;
+  size_t bytes = panels * k * kPanel * sizeof(float);
+  bytes = bytes ? (bytes + 63) / 64 * 64 : 64;
+  float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p) return false;
+  if (zero) std::memset(p, 0, bytes);
   out->n = n;
   out->k = k;
-  out->panels = (n + kPanel - 1) / kPanel;
-  size_t bytes = out->panels * k * kPanel * sizeof(float);
-  bytes = (bytes + 63) / 64 * 64;
-  float* p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
-  if (zero) std::memset(p, 0, bytes ? bytes : 64);
+  out->panels = panels;
   out->data = std::unique_ptr<float[], void (*)(float*)>(p, FreeAligned);
+  return true;
 }
 
 void SetOutputRow(PackedMatrix* w, size_t j, const float* row) {
@@ -187,12 +194,12 @@ void SetInput(PackedMatrix* w, size_t kk, const float* col) {
 }
 
 void PackRows(const float* w, size_t n, size_t k, size_t ld, PackedMatrix* out) {
-  PackedAlloc(n, k, out, true);
+  if (!PackedAlloc(n, k, out, true)) throw std::bad_alloc();
   for (size_t j = 0; j < n; ++j) SetOutputRow(out, j, w + j * ld);
 }
 
 void PackCols(const float* b, size_t k, size_t n, size_t ld, PackedMatrix* out) {
-  PackedAlloc(n, k, out, true);
+  if (!PackedAlloc(n, k, out, true)) throw std::bad_alloc();
   for (size_t kk = 0; kk < k; ++kk) SetInput(out, kk, b + kk * ld);
 }
 

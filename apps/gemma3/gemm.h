@@ -20,7 +20,8 @@ struct PackedMatrix {
 };
 
 /// Allocates (64-byte aligned) room for an n x k matrix; contents undefined unless `zero`.
-void PackedAlloc(size_t n, size_t k, PackedMatrix* out, bool zero = false);
+/// False, with *out empty, if the memory cannot be had (or its size overflows).
+[[nodiscard]] bool PackedAlloc(size_t n, size_t k, PackedMatrix* out, bool zero = false);
 /// Packs w[n][k] (row stride ld): output row j uses row j of w.
 void PackRows(const float* w, size_t n, size_t k, size_t ld, PackedMatrix* out);
 /// Packs b[k][n] (row stride ld): output row j uses column j of b.

@@ -84,8 +84,12 @@ equarx::Status RankGenerator::Run(const std::vector<int32_t>& prompt, size_t new
     if (prompt[i] < 0 || prompt[i] >= c.vocab)
       return equarx::InvalidArgument("prompt token " + std::to_string(i) + " (" + std::to_string(prompt[i]) +
                                      ") is outside the vocabulary of " + std::to_string(c.vocab));
+  if (new_tokens > kMaxPositions || P - 1 > kMaxPositions - new_tokens)
+    return equarx::InvalidArgument(std::to_string(P) + " prompt tokens + " + std::to_string(new_tokens) +
+                                   " new exceed " + std::to_string(kMaxPositions) + " positions");
   const size_t capacity = P + new_tokens - 1;  // the last generated token is never fed
-  if (cache_.capacity < capacity) model_.InitCache(capacity, &cache_);
+  if (cache_.capacity < capacity && !model_.InitCache(capacity, &cache_))
+    return equarx::InvalidArgument("no memory for a KV cache of " + std::to_string(capacity) + " positions");
   cache_.length = 0;
   if (hidden_.size() < P * d) hidden_.resize(P * d);
   logits_.resize(head_.vocab());

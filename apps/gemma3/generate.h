@@ -22,6 +22,10 @@
 
 namespace gemma3 {
 
+/// The most positions a run's KV cache may hold (prompt + new tokens - 1), whatever the
+/// model's context: Gemma 3's longest context, 128K.
+inline constexpr size_t kMaxPositions = size_t(1) << 17;
+
 /// Sums n doubles over the ranks in place (every rank gets the same sums); false on failure.
 /// A single rank's is the identity.
 using Exchange = std::function<bool(double* v, size_t n)>;

@@ -165,11 +165,13 @@ int CmdGenerate(const Args& a, equarx::tools::World* mpi) {
   const size_t N = static_cast<size_t>(*n_new);
   std::vector<int32_t> prompt;
   if (const auto status = Prompt(a, m, root, &prompt)) return *status;
+  // Positions the cache must hold: the model's context, or kMaxPositions if it names none.
   const int64_t context = m.file.GetInt(m.config.arch + ".context_length", 0);
-  if (context > 0 && prompt.size() + N - 1 > static_cast<uint64_t>(context)) {
+  const size_t limit = context > 0 ? std::min(static_cast<size_t>(context), kMaxPositions) : kMaxPositions;
+  if (N > limit || prompt.size() + N - 1 > limit) {
     if (root)
-      std::fprintf(stderr, "equarx-gemma3 generate: %zu prompt tokens + %zu new exceed the model's context of %lld\n",
-                   prompt.size(), N, static_cast<long long>(context));
+      std::fprintf(stderr, "equarx-gemma3 generate: %zu prompt tokens + %zu new exceed %s of %zu positions\n",
+                   prompt.size(), N, context > 0 ? "the model's context" : "the limit", limit);
     return 2;
   }
   int status = 0;

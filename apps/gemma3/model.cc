@@ -142,7 +142,10 @@ bool PackTensor(const GgufTensor& t, size_t r0, size_t r1, size_t c0, size_t c1,
   size_t be, bb;
   GgmlTypeBlock(t.type, &be, &bb);
   size_t cols = t.dims[0], row_bytes = cols / be * bb, k = c1 - c0;
-  PackedAlloc(r1 - r0, k, out);
+  if (!PackedAlloc(r1 - r0, k, out)) {
+    *error = "out of memory for tensor " + t.name;
+    return false;
+  }
   bool ok = true;
   ParallelFor(out->panels, threads, [&](size_t p0, size_t p1) {
     std::vector<float> row(cols);
@@ -207,16 +210,19 @@ bool RankModel::Load(const GgufFile& file, const Config& config, int rank, int r
   return true;
 }
 
-void RankModel::InitCache(size_t capacity, KvCache* cache) const {
+bool RankModel::InitCache(size_t capacity, KvCache* cache) const {
   const size_t nkv = shard_.kv_end - shard_.kv_begin, hd = cfg_.head_dim;
-  cache->capacity = capacity;
-  cache->length = 0;
+  cache->capacity = cache->length = 0;
   cache->k.resize(cfg_.n_layers * nkv);
   cache->v.resize(cfg_.n_layers * nkv);
-  for (size_t i = 0; i < cache->k.size(); ++i) {
-    PackedAlloc(capacity, hd, &cache->k[i], true);
-    PackedAlloc(hd, capacity, &cache->v[i], true);
-  }
+  for (size_t i = 0; i < cache->k.size(); ++i)
+    if (!PackedAlloc(capacity, hd, &cache->k[i], true) || !PackedAlloc(hd, capacity, &cache->v[i], true)) {
+      cache->k.clear();
+      cache->v.clear();
+      return false;
+    }
+  cache->capacity = capacity;
+  return true;
 }
 
 // ws->x[T][d] -> ws->a[T][d] for the positions cache->length.. of this step.
@@ -297,7 +303,7 @@ void RankModel::Attention(const Layer& L, int layer, size_t T, KvCache* cache, W
 bool RankModel::Forward(const int32_t* tokens, size_t T, const Reducer& reduce, int threads,
                         float* out, ForwardStats* stats) const {
   KvCache cache;
-  InitCache(T, &cache);
+  if (!InitCache(T, &cache)) return false;
   Workspace ws;
   return Step(tokens, T, &cache, &ws, reduce, threads, out, stats);
 }

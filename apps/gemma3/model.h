@@ -75,8 +75,9 @@ class RankModel {
   /// of a whole sequence: Step on a fresh cache of T positions.
   bool Forward(const int32_t* tokens, size_t T, const Reducer& reduce, int threads, float* out,
                ForwardStats* stats) const;
-  /// An empty cache with room for `capacity` positions of this rank's KV heads.
-  void InitCache(size_t capacity, KvCache* cache) const;
+  /// An empty cache with room for `capacity` positions of this rank's KV heads; false (and a
+  /// cache of no room) if the memory cannot be had.
+  [[nodiscard]] bool InitCache(size_t capacity, KvCache* cache) const;
   /// Runs tokens[T] at positions cache->length .. cache->length + T - 1: attends to every
   /// cached position (causal, the sliding window on local layers) and to the step's own,
   /// appends the step's K/V to the cache and writes out[T][d_model]. A prompt is one step

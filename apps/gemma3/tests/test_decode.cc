@@ -165,7 +165,7 @@ TEST_F(SyntheticDecode, StepsInPiecesMatchOneForwardBitwise) {
   const Reducer none = [](float*, size_t) { return true; };
   ASSERT_TRUE(m.Forward(tokens.data(), tokens.size(), none, 2, whole.data(), nullptr));
   KvCache cache;
-  m.InitCache(tokens.size(), &cache);
+  ASSERT_TRUE(m.InitCache(tokens.size(), &cache));
   Workspace ws;
   size_t pos = 0;
   for (size_t piece : {49, 1, 1, 17, 2}) {
