@@ -30,7 +30,8 @@ double Percentile(std::vector<double> v, double p) {
 RankGenerator::RankGenerator(const RankModel& model, const LmHead& head, int threads)
     : model_(model), head_(head), threads_(threads) {}
 
-equarx::Status RankGenerator::Choose(int32_t fed, bool ok, const Exchange& exchange, int32_t* next) {
+equarx::Status RankGenerator::Choose(int32_t fed, bool ok, const Exchange& exchange, int32_t* next,
+                                     uint64_t* hash) {
   const Shard& sh = model_.shard();
   const size_t d = static_cast<size_t>(model_.config().d_model);
   const float* row = hidden_.data();  // the caller put the step's last row first
@@ -71,6 +72,7 @@ equarx::Status RankGenerator::Choose(int32_t fed, bool ok, const Exchange& excha
   }
   if (chosen < 0) return equarx::Internal("no rank holds a slice of the vocabulary");
   *next = chosen;
+  *hash = (static_cast<uint64_t>(slots_[2]) << 32) | static_cast<uint64_t>(slots_[3]);
   return equarx::Status::Ok();
 }
 
@@ -111,7 +113,7 @@ equarx::Status RankGenerator::Run(const std::vector<int32_t>& prompt, size_t new
   out->prefill_reduce_values = fs.reduce_calls * P * d;
   if (ok && P > 1) std::copy_n(hidden_.data() + (P - 1) * d, d, hidden_.data());  // the last row first
   int32_t next = -1;
-  if (equarx::Status st = Choose(prompt.back(), ok, exchange, &next); !st.ok()) return st;
+  if (equarx::Status st = Choose(prompt.back(), ok, exchange, &next, &out->hidden_hash); !st.ok()) return st;
   out->ttft_s = Now() - t0;
   out->tokens.push_back(next);
   for (size_t i = 1; i < new_tokens; ++i) {
@@ -122,7 +124,7 @@ equarx::Status RankGenerator::Run(const std::vector<int32_t>& prompt, size_t new
     out->decode_reduce_s += fs.reduce_s;
     out->decode_reduce_calls += fs.reduce_calls;
     out->decode_reduce_values += fs.reduce_calls * d;
-    if (equarx::Status st = Choose(fed, ok, exchange, &next); !st.ok()) return st;
+    if (equarx::Status st = Choose(fed, ok, exchange, &next, &out->hidden_hash); !st.ok()) return st;
     out->token_s.push_back(Now() - ts);
     out->tokens.push_back(next);
   }

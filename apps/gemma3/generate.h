@@ -38,6 +38,7 @@ struct GenerateResult {
   double prefill_reduce_s = 0, decode_reduce_s = 0;  ///< time inside the reducer
   size_t prefill_reduce_calls = 0, decode_reduce_calls = 0;
   size_t prefill_reduce_values = 0, decode_reduce_values = 0;  ///< floats summed, all calls
+  uint64_t hidden_hash = 0;  ///< FNV-1a of the last step's final hidden state (every rank's)
 };
 
 /// One rank's decode state: its cache and buffers, kept across runs (a second run of the
@@ -57,7 +58,7 @@ class RankGenerator {
  private:
   // Chooses the next token from the last hidden row (head, exchange); `fed` is the last
   // token of the step, `ok` whether the step succeeded here.
-  equarx::Status Choose(int32_t fed, bool ok, const Exchange& exchange, int32_t* next);
+  equarx::Status Choose(int32_t fed, bool ok, const Exchange& exchange, int32_t* next, uint64_t* hash);
 
   const RankModel& model_;
   const LmHead& head_;

@@ -44,6 +44,12 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
+std::string Hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 std::string JsonTokens(const std::vector<int32_t>& t) {
   std::string out = "[";
   for (size_t i = 0; i < t.size(); ++i) out += (i ? "," : "") + std::to_string(t[i]);
@@ -144,6 +150,7 @@ std::string Report(const Row& row, const Loaded& m, size_t prompt_len, const std
                   ",\"wire_bytes_per_token\":" + num(row.wire_per_call * calls, steps && row.wire_per_call >= 0) +
                   ",\"decode_reduce_share\":" + num(r.decode_reduce_s / decode_s, steps) +
                   ",\"prefill_reduce_s\":" + num(r.prefill_reduce_s, true) + ",\"ranks_agree\":true" +
+                  ",\"hidden_hash\":\"" + Hex(r.hidden_hash) + "\"" +
                   ",\"first_divergence\":" + (exact && diverge >= 0 ? std::to_string(diverge) : "null") +
                   ",\"matches_exact\":" + (exact ? (diverge < 0 ? "true" : "false") : "null") +
                   ",\"tokens\":" + JsonTokens(r.tokens) + ",\"text\":" + JsonString(text) + "}\n";

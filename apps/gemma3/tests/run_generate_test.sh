@@ -5,8 +5,9 @@
 # equarx-gemma3 generate as users run it, its exit status counting:
 #   synthetic: on the tests' synthetic model (its own output projection, so tokens vary),
 #     in process --tp NP and under mpirun -np NP over both MPI data paths, the unquantized ring
-#     gives the same tokens everywhere; a quantized run and the MPI_Allreduce baseline finish
-#     with every rank agreeing; misuse fails with exit 2.
+#     gives the same tokens everywhere (f32 and bf16); a quantized run and the MPI_Allreduce
+#     baseline finish with every rank agreeing, the baseline (f32, and bf16 through its user op)
+#     with the ring's tokens at 2 ranks; misuse fails with exit 2.
 #   real: on Gemma 3 270M (MODEL), under mpirun -np NP, a short prompt with the ring gives the
 #     exact run's tokens (one rank, no AllReduce; --compare-exact), every rank agreeing. A
 #     missing model skips (exit 77), and fails under CI=true.
@@ -39,23 +40,34 @@ fi
 
 "$WRITER" "$dir/model.gguf" 2 untied  # seed 2: its greedy tokens vary (seed 1's repeat one)
 args=(generate --model "$dir/model.gguf" --prompt "the abc the" --tokens 10)
-"$BIN" "${args[@]}" --tp "$NP" --algo ring,two_shot --compare-exact --json "$dir/inproc.jsonl" >/dev/null
-[[ $(wc -l <"$dir/inproc.jsonl") -eq 3 ]] || fail "expected 3 in-process rows"
-ring=$(field "$dir/inproc.jsonl" tokens | sed -n 2p)
+"$BIN" "${args[@]}" --tp "$NP" --algo ring,two_shot --dtype f32,bf16 --compare-exact --json "$dir/inproc.jsonl" >/dev/null
+[[ $(wc -l <"$dir/inproc.jsonl") -eq 5 ]] || fail "expected 5 in-process rows"
+ring=$(field "$dir/inproc.jsonl" tokens | sed -n 2p) ring_bf16=$(field "$dir/inproc.jsonl" tokens | sed -n 3p)
+ring_hash=$(field "$dir/inproc.jsonl" hidden_hash | sed -n 2p) ring_bf16_hash=$(field "$dir/inproc.jsonl" hidden_hash | sed -n 3p)
+[[ $ring_hash != "$ring_bf16_hash" ]] || fail "f32 and bf16 sums gave the same hidden state"
 [[ $(tr -d '[]' <<<"$ring" | tr , '\n' | sort -u | wc -l) -gt 2 ]] || fail "degenerate synthetic run: $ring"
+rows="ring (f32 in)|ring (bf16 in)|two_shot rs+ag int8 B64 hadamard (f32 in)|two_shot rs+ag int8 B64 hadamard (bf16 in)"
+rows+="|MPI_Allreduce (f32 in)|MPI_Allreduce (bf16 in)|"
 for path in mpi sockets; do
-  mpi -x EQUARX_DATA_PATH=$path "$BIN" "${args[@]}" --algo ring,two_shot --allreduce equarx,mpi \
+  mpi -x EQUARX_DATA_PATH=$path "$BIN" "${args[@]}" --algo ring,two_shot --dtype f32,bf16 --allreduce equarx,mpi \
     --gemm-threads 1 --json "$dir/$path.jsonl" >/dev/null
-  [[ $(field "$dir/$path.jsonl" config | tr '\n' '|') == "ring (f32 in)|two_shot rs+ag int8 B64 hadamard (f32 in)|MPI_Allreduce (f32 in)|" ]] ||
+  [[ $(field "$dir/$path.jsonl" config | tr '\n' '|') == "$rows" ]] ||
     fail "rows under mpirun ($path): $(field "$dir/$path.jsonl" config | tr '\n' '|')"
-  [[ $(field "$dir/$path.jsonl" tokens | sed -n 1p) == "$ring" ]] || fail "mpirun -np $NP ($path): ring tokens differ from in-process"
+  [[ $(field "$dir/$path.jsonl" tokens | sed -n 1p) == "$ring" && $(field "$dir/$path.jsonl" tokens | sed -n 2p) == "$ring_bf16" ]] ||
+    fail "mpirun -np $NP ($path): ring tokens differ from in-process"
   grep -q "\"transport\":\"mpi$([[ $path == sockets ]] && echo +sockets)\"" "$dir/$path.jsonl" ||
     fail "transport not reported as $path"
-  if [[ $NP -eq 2 ]]; then  # two addends: every order of the sum is the same
-    [[ $(field "$dir/$path.jsonl" tokens | sed -n 3p) == "$ring" ]] || fail "MPI_Allreduce tokens differ from the ring's"
+  # The last final hidden state, bitwise: the ring's everywhere; at 2 ranks (two addends, every
+  # order of the sum the same) MPI_Allreduce's too, in f32 and in bf16 through its user op.
+  hashes=$(field "$dir/$path.jsonl" hidden_hash)
+  [[ $(sed -n 1p <<<"$hashes") == "$ring_hash" && $(sed -n 2p <<<"$hashes") == "$ring_bf16_hash" ]] ||
+    fail "mpirun -np $NP ($path): the ring's hidden states differ from in-process"
+  if [[ $NP -eq 2 ]]; then
+    [[ $(sed -n 5p <<<"$hashes") == "$ring_hash" ]] || fail "MPI_Allreduce f32 differs from the ring"
+    [[ $(sed -n 6p <<<"$hashes") == "$ring_bf16_hash" ]] || fail "MPI_Allreduce bf16 differs from the ring"
   fi
 done
-grep -c '"ranks_agree":true' "$dir/sockets.jsonl" | grep -qx 3 || fail "rows without ranks_agree"
+grep -c '"ranks_agree":true' "$dir/sockets.jsonl" | grep -qx 6 || fail "rows without ranks_agree"
 
 # Misuse: a --tp that is not the world size, --allreduce mpi without mpirun, no prompt.
 rc=0; mpi "$BIN" "${args[@]}" --tp $((NP + 1)) 2>"$dir/err" || rc=$?
