@@ -7,9 +7,11 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <thread>
 #include <vector>
@@ -241,18 +243,78 @@ size_t ParallelChunks(size_t n, int threads) {
   return std::min(static_cast<size_t>(std::max(1, threads)), n);
 }
 
+namespace {
+
+// The helper threads of one calling thread (thread_local: in-process ranks each have their
+// own), started on first need and kept: a call wakes them instead of starting threads, and
+// allocates nothing once they exist. Helper w runs chunk w of every call that has more than w
+// chunks; the caller runs chunk 0 and returns when every helper it woke is done.
+class Helpers {
+ public:
+  using Fn = void (*)(void*, size_t, size_t, size_t);
+  ~Helpers() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+    }
+    start_.notify_all();
+    for (auto& th : threads_) th.join();
+  }
+  void Run(size_t t, size_t n, void* ctx, Fn fn) {
+    while (threads_.size() < t - 1) {
+      const size_t w = threads_.size() + 1;
+      threads_.emplace_back([this, w] { Loop(w); });
+    }
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      t_ = t, n_ = n, ctx_ = ctx, fn_ = fn;
+      pending_ = t - 1;
+      ++generation_;
+    }
+    start_.notify_all();
+    fn(ctx, 0, 0, n / t);
+    std::unique_lock<std::mutex> lk(m_);
+    done_.wait(lk, [this] { return pending_ == 0; });
+  }
+
+ private:
+  void Loop(size_t w) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      start_.wait(lk, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (w >= t_) continue;  // not needed by this call
+      const size_t t = t_, n = n_;
+      void* ctx = ctx_;
+      const Fn fn = fn_;
+      lk.unlock();
+      fn(ctx, w, n * w / t, n * (w + 1) / t);
+      lk.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable start_, done_;
+  std::vector<std::thread> threads_;
+  uint64_t generation_ = 0;
+  size_t pending_ = 0, t_ = 0, n_ = 0;
+  void* ctx_ = nullptr;
+  Fn fn_ = nullptr;
+  bool stop_ = false;
+};
+
+}  // namespace
+
 void ParallelForImpl(size_t n, int threads, void* ctx, void (*fn)(void*, size_t, size_t, size_t)) {
   const size_t t = ParallelChunks(n, threads);
   if (t <= 1) {
     if (n) fn(ctx, 0, 0, n);
     return;
   }
-  std::vector<std::thread> pool;
-  pool.reserve(t - 1);
-  for (size_t i = 1; i < t; ++i)
-    pool.emplace_back([=] { fn(ctx, i, n * i / t, n * (i + 1) / t); });
-  fn(ctx, 0, 0, n / t);
-  for (auto& th : pool) th.join();
+  thread_local Helpers helpers;
+  helpers.Run(t, n, ctx, fn);
 }
 
 }  // namespace gemma3
