@@ -11,7 +11,7 @@
 #   bash bench/gemma3_generate.sh [--tp 1,2,4] [--prompt-tokens 512] [--tokens 128]
 #
 # Needs the release build (of a committed revision, for figures that name one) and the model
-# (scripts/fetch_model.sh). About 5 minutes on the 2-core build machine.
+# (scripts/fetch_model.sh). About 3 minutes on the 2-core build machine with nothing else running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TPS=1,2,4 PROMPT=512 TOKENS=128
