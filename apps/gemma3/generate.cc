@@ -77,7 +77,10 @@ equarx::Status RankGenerator::Choose(int32_t fed, bool ok, const Exchange& excha
 }
 
 equarx::Status RankGenerator::Run(const std::vector<int32_t>& prompt, size_t new_tokens,
-                                  const Reducer& reduce, const Exchange& exchange, GenerateResult* out) {
+                                  const Reducer& reduce, const Exchange& exchange, GenerateResult* out,
+                                  bool warmup) {
+  if (warmup && new_tokens > 0)
+    if (equarx::Status st = Run(prompt, std::min<size_t>(new_tokens, 2), reduce, exchange, out); !st.ok()) return st;
   const Config& c = model_.config();
   const size_t d = static_cast<size_t>(c.d_model), P = prompt.size();
   if (P == 0) return equarx::InvalidArgument("the prompt is empty");

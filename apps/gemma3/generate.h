@@ -48,9 +48,10 @@ class RankGenerator {
   /// `model` is this rank's shard, `head` its vocabulary slice (the whole head on one rank).
   RankGenerator(const RankModel& model, const LmHead& head, int threads);
   /// Greedy generation of `new_tokens` tokens after `prompt`. Collective: every rank calls it
-  /// with the same prompt and count.
+  /// with the same prompt, count and `warmup`; with `warmup`, an untimed run of the prompt and
+  /// min(2, new_tokens) tokens comes first, through the same reducer and exchange.
   equarx::Status Run(const std::vector<int32_t>& prompt, size_t new_tokens, const Reducer& reduce,
-                     const Exchange& exchange, GenerateResult* out);
+                     const Exchange& exchange, GenerateResult* out, bool warmup = false);
   /// This rank's logits slice and final hidden state of the last step (tests).
   const std::vector<float>& logits() const { return logits_; }
   const std::vector<float>& hidden() const { return hidden_; }

@@ -203,8 +203,7 @@ int CmdGenerate(const Args& a, equarx::tools::World* mpi) {
       InProcessRunner one;
       ReduceConfig none;
       if (!one.Load(m.file, m.config, 1, &err) || !one.LoadHead(&err)) st = equarx::Internal(err);
-      if (st.ok() && a.warmup) st = one.Generate(prompt, std::min<size_t>(N, 2), none, &exact);
-      if (st.ok()) st = one.Generate(prompt, N, none, &exact);
+      if (st.ok()) st = one.Generate(prompt, N, none, a.warmup, &exact);
       if (!st.ok()) std::fprintf(stderr, "equarx-gemma3 generate: the exact run: %s\n", st.ToString().c_str());
       Row row;
       row.config = "exact (TP 1, no AllReduce)";
@@ -215,9 +214,7 @@ int CmdGenerate(const Args& a, equarx::tools::World* mpi) {
   }
   for (const ReduceConfig& rc : configs) {
     GenerateResult res;
-    equarx::Status st;
-    if (a.warmup) st = runner->Generate(prompt, std::min<size_t>(N, 2), rc, &res);
-    if (st.ok()) st = runner->Generate(prompt, N, rc, &res);
+    const equarx::Status st = runner->Generate(prompt, N, rc, a.warmup, &res);
     if (!st.ok()) {
       if (root) std::fprintf(stderr, "equarx-gemma3 generate: %s: %s\n", rc.Name().c_str(), st.ToString().c_str());
       return 1;

@@ -106,7 +106,7 @@ bool MpiRunner::LoadHead(std::string* error) {
 }
 
 equarx::Status MpiRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
-                                   const ReduceConfig& rc, GenerateResult* out) {
+                                   const ReduceConfig& rc, bool warmup, GenerateResult* out) {
   if (!gen_) return equarx::Internal("Generate before LoadHead");
   std::string error;
   const Reducer red = MakeRankReducer(rc, &error);
@@ -116,7 +116,7 @@ equarx::Status MpiRunner::Generate(const std::vector<int32_t>& prompt, size_t ne
     return true;
   };
   world_->Barrier();  // every rank starts together
-  equarx::Status st = gen_->Run(prompt, new_tokens, red, exchange, out);
+  equarx::Status st = gen_->Run(prompt, new_tokens, red, exchange, out, warmup);
   if (!st.ok() && !error.empty()) st = equarx::Status(st.code(), st.message() + " (" + error + ")");
   return st;
 }
@@ -172,7 +172,7 @@ bool MpiRunner::LoadHead(std::string* error) {
   return false;
 }
 
-equarx::Status MpiRunner::Generate(const std::vector<int32_t>&, size_t, const ReduceConfig&, GenerateResult*) {
+equarx::Status MpiRunner::Generate(const std::vector<int32_t>&, size_t, const ReduceConfig&, bool, GenerateResult*) {
   return equarx::Unsupported("this build of equarx-gemma3 has no MPI");
 }
 

@@ -37,7 +37,7 @@ class MpiRunner final : public Runner {
   /// Collective. The token exchange runs through the tools' MPI steps (job.h: a stopped rank
   /// ends the job); an equarx failure ends the job before it (EndJobIfFailed).
   equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens, const ReduceConfig& rc,
-                          GenerateResult* out) override;
+                          bool warmup, GenerateResult* out) override;
   int ranks() const override { return size_; }
   int rank() const { return rank_; }
   int threads_per_rank() const override { return threads_; }

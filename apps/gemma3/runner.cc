@@ -135,13 +135,13 @@ bool InProcessRunner::LoadHead(std::string* error) {
 }
 
 equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
-                                         const ReduceConfig& rc, GenerateResult* out) {
-  return Generate(prompt, new_tokens, rc, nullptr, out);
+                                         const ReduceConfig& rc, bool warmup, GenerateResult* out) {
+  return Generate(prompt, new_tokens, rc, nullptr, out, warmup);
 }
 
 equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
                                          const ReduceConfig& rc, const ReducerFactory& make,
-                                         GenerateResult* out) {
+                                         GenerateResult* out, bool warmup) {
   if (rc.mpi_allreduce)
     return equarx::InvalidArgument("MPI_Allreduce sums need one rank per process: run under mpirun");
   if (gens_.size() != models_.size()) return equarx::Internal("Generate before LoadHead");
@@ -156,7 +156,7 @@ equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, siz
       w.SumInPlace(v, count);
       return true;
     };
-    st[r] = gens_[r]->Run(prompt, new_tokens, red, exchange, &res[r]);
+    st[r] = gens_[r]->Run(prompt, new_tokens, red, exchange, &res[r], warmup);
   });
   if (!group.ok()) return group;
   for (int r = 0; r < n; ++r)

@@ -53,9 +53,10 @@ class Runner {
   /// Loads each rank's slice of the LM head, which Generate needs.
   virtual bool LoadHead(std::string* error) = 0;
   /// Greedy generation of `new_tokens` tokens after `prompt` (generate.h), every rank
-  /// agreeing on every token; rank 0's result (under MPI, this process's). Collective.
+  /// agreeing on every token; rank 0's result (under MPI, this process's). Collective. With
+  /// `warmup`, an untimed shorter run first, in the same group (RankGenerator::Run).
   virtual equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
-                                  const ReduceConfig& rc, GenerateResult* out) = 0;
+                                  const ReduceConfig& rc, bool warmup, GenerateResult* out) = 0;
   virtual int ranks() const = 0;
   /// GEMM threads each rank uses.
   virtual int threads_per_rank() const = 0;
@@ -71,11 +72,11 @@ class InProcessRunner final : public Runner {
                RunStats* stats, std::string* error) override;
   bool LoadHead(std::string* error) override;
   equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens, const ReduceConfig& rc,
-                          GenerateResult* out) override;
+                          bool warmup, GenerateResult* out) override;
   /// Generate with each rank's reducer made by `make` (tests), over a group of `ranks()`.
   using ReducerFactory = std::function<Reducer(equarx::tools::World& rank)>;
   equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens, const ReduceConfig& rc,
-                          const ReducerFactory& make, GenerateResult* out);
+                          const ReducerFactory& make, GenerateResult* out, bool warmup = false);
   /// Rank r's generator (after Generate: its last step's logits slice; tests).
   const RankGenerator& generator(int r) const { return *gens_[r]; }
   const LmHead& head(int r) const { return *heads_[r]; }

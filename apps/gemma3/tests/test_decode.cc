@@ -256,22 +256,26 @@ TEST_F(SyntheticDecode, BadRequestsAreErrors) {
   std::string err;
   ASSERT_TRUE(gen.Load(*file_, *config_, 2, &err)) << err;
   GenerateResult res;
-  EXPECT_EQ(gen.Generate(Tokens(3), 2, ReduceConfig{}, &res).code(), equarx::StatusCode::kInternal)
+  EXPECT_EQ(gen.Generate(Tokens(3), 2, ReduceConfig{}, false, &res).code(), equarx::StatusCode::kInternal)
       << "Generate before LoadHead";
   ASSERT_TRUE(gen.LoadHead(&err)) << err;
   using equarx::StatusCode;
-  EXPECT_EQ(gen.Generate({}, 2, ReduceConfig{}, &res).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(gen.Generate(Tokens(3), 0, ReduceConfig{}, &res).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(gen.Generate({2, config_->vocab}, 2, ReduceConfig{}, &res).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(gen.Generate({2, -1}, 2, ReduceConfig{}, &res).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gen.Generate({}, 2, ReduceConfig{}, false, &res).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gen.Generate(Tokens(3), 0, ReduceConfig{}, false, &res).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gen.Generate({2, config_->vocab}, 2, ReduceConfig{}, false, &res).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gen.Generate({2, -1}, 2, ReduceConfig{}, false, &res).code(), StatusCode::kInvalidArgument);
   ReduceConfig mpi;
   mpi.mpi_allreduce = true;
-  EXPECT_EQ(gen.Generate(Tokens(3), 2, mpi, &res).code(), StatusCode::kInvalidArgument) << "needs mpirun";
+  EXPECT_EQ(gen.Generate(Tokens(3), 2, mpi, false, &res).code(), StatusCode::kInvalidArgument) << "needs mpirun";
   // After refusals the group still generates.
   ReduceConfig ring;
   ring.options.algorithm = equarx::Algorithm::kRing;
-  EXPECT_TRUE(gen.Generate(Tokens(3), 2, ring, &res).ok());
-  EXPECT_EQ(res.tokens.size(), 2u);
+  EXPECT_TRUE(gen.Generate(Tokens(3), 4, ring, false, &res).ok());
+  EXPECT_EQ(res.tokens.size(), 4u);
+  GenerateResult warm;  // a warm-up first changes nothing in the result
+  EXPECT_TRUE(gen.Generate(Tokens(3), 4, ring, true, &warm).ok());
+  EXPECT_EQ(warm.tokens, res.tokens);
+  EXPECT_EQ(warm.token_s.size(), 3u);
 }
 
 TEST(Percentile, NearestRank) {

@@ -168,13 +168,13 @@ TEST_F(RealModel, GenerateWithTheRingGivesTheExactTokens) {
   {
     InProcessRunner run;
     ASSERT_TRUE(run.Load(file_, config_, 1, &err) && run.LoadHead(&err)) << err;
-    const equarx::Status st = run.Generate(c.tokens, 12, ReduceConfig{}, &exact);
+    const equarx::Status st = run.Generate(c.tokens, 12, ReduceConfig{}, false, &exact);
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
   ASSERT_EQ(exact.tokens.front(), c.top.back().front().first);
   InProcessRunner run;
   ASSERT_TRUE(run.Load(file_, config_, 2, &err) && run.LoadHead(&err)) << err;
-  const equarx::Status st = run.Generate(c.tokens, 12, ring, &tp2);
+  const equarx::Status st = run.Generate(c.tokens, 12, ring, false, &tp2);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(tp2.tokens, exact.tokens);
   std::printf("[ generate ] '%s' ->%s\n", c.prompt.c_str(), tok_.Decode(tp2.tokens).c_str());
