@@ -1,13 +1,18 @@
-// gemm.cc — packing, the 6x16 AVX2/FMA micro-kernel with a K-blocked loop nest, and a scalar
-// fallback. Blocking: K in chunks of 256 (a 16 KiB slice of one panel stays in L1 while six
-// rows of X stream past it); the Y tile is loaded/stored once per K chunk.
+// gemm.cc — packing, the 6x16 AVX2/FMA micro-kernel with a K-blocked loop nest, a kernel for
+// fewer rows (decode) with the same bits, and a scalar fallback. Blocking: K in chunks of 256
+// (a 16 KiB slice of one panel stays in L1 while six rows of X stream past it); the Y tile is
+// loaded/stored once per K chunk.
 #include "gemm.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -89,6 +94,46 @@ __attribute__((target("avx2,fma"))) void TileAvx2(const float* x, size_t ldx, si
   _mm256_storeu_ps(y + 5 * ldy, c50); _mm256_storeu_ps(y + 5 * ldy + 8, c51);
 }
 
+// Rows of fewer than kMr (decode: one token): each row against NP panels at once over all of
+// k, two accumulators per panel. Each output is the tile's chain of FMAs in k order, from y or
+// zero (a K chunk's store and reload in the tile is exact), so the bits are the tile's.
+template <size_t NP>
+__attribute__((target("avx2,fma"))) void RowPanelsAvx2(const float* x, const PackedMatrix& w, size_t p,
+                                                       size_t k_end, float* y, size_t n_end, bool load) {
+  alignas(32) float buf[NP * kPanel] = {};
+  __m256 c[2 * NP];
+  for (size_t i = 0; i < NP; ++i) {
+    const size_t col0 = (p + i) * kPanel, cols = std::min(kPanel, n_end - col0);
+    if (load) std::memcpy(buf + i * kPanel, y + col0, cols * sizeof(float));
+    c[2 * i] = _mm256_load_ps(buf + i * kPanel);
+    c[2 * i + 1] = _mm256_load_ps(buf + i * kPanel + 8);
+  }
+  const float* panels[NP];
+  for (size_t i = 0; i < NP; ++i) panels[i] = w.panel(p + i);
+  for (size_t kk = 0; kk < k_end; ++kk) {
+    const __m256 a = _mm256_broadcast_ss(x + kk);
+    for (size_t i = 0; i < NP; ++i) {
+      c[2 * i] = _mm256_fmadd_ps(a, _mm256_load_ps(panels[i] + kk * kPanel), c[2 * i]);
+      c[2 * i + 1] = _mm256_fmadd_ps(a, _mm256_load_ps(panels[i] + kk * kPanel + 8), c[2 * i + 1]);
+    }
+  }
+  for (size_t i = 0; i < NP; ++i) {
+    const size_t col0 = (p + i) * kPanel, cols = std::min(kPanel, n_end - col0);
+    _mm256_store_ps(buf + i * kPanel, c[2 * i]);
+    _mm256_store_ps(buf + i * kPanel + 8, c[2 * i + 1]);
+    std::memcpy(y + col0, buf + i * kPanel, cols * sizeof(float));
+  }
+}
+
+void RowsAvx2(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y, size_t ldy,
+              bool load, size_t p0, size_t p1, size_t n_end, size_t k_end) {
+  for (size_t r = 0; r < rows; ++r) {
+    size_t p = p0;
+    for (; p + 4 <= p1; p += 4) RowPanelsAvx2<4>(x + r * ldx, w, p, k_end, y + r * ldy, n_end, load);
+    for (; p < p1; ++p) RowPanelsAvx2<1>(x + r * ldx, w, p, k_end, y + r * ldy, n_end, load);
+  }
+}
+
 bool DetectAvx2() {
   if (std::getenv("EQUARX_GEMMA3_SCALAR")) return false;
   __builtin_cpu_init();
@@ -101,6 +146,7 @@ void FreeAligned(float* p) { std::free(p); }
 // Panels [p0, p1) of w, all rows of x.
 void GemmPanels(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y,
                 size_t ldy, bool accumulate, size_t p0, size_t p1, size_t n_end, size_t k_end) {
+  if (kAvx2 && rows < kMr) return RowsAvx2(x, rows, ldx, w, y, ldy, accumulate, p0, p1, n_end, k_end);
   auto tile = kAvx2 ? TileAvx2 : TileScalar;
   for (size_t k0 = 0; k0 < k_end; k0 += kKc) {
     size_t k1 = std::min(k_end, k0 + kKc);
@@ -121,38 +167,60 @@ void GemmPanels(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, 
 
 bool GemmUsesAvx2() { return kAvx2; }
 
-void PackedAlloc(size_t n, size_t k, PackedMatrix* out) {
+bool PackedAlloc(size_t n, size_t k, PackedMatrix* out, bool zero) {
+  *out = PackedMatrix{};
+  const size_t panels = (n + kPanel - 1) / kPanel, limit = (SIZE_MAX - 64) / (kPanel * sizeof(float));
+  if (k && panels > limit / k) return false;
+  size_t bytes = panels * k * kPanel * sizeof(float);
+  bytes = bytes ? (bytes + 63) / 64 * 64 : 64;
+  float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p) return false;
+  if (zero) std::memset(p, 0, bytes);
   out->n = n;
   out->k = k;
-  out->panels = (n + kPanel - 1) / kPanel;
-  size_t bytes = out->panels * k * kPanel * sizeof(float);
-  bytes = (bytes + 63) / 64 * 64;
-  float* p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
+  out->panels = panels;
   out->data = std::unique_ptr<float[], void (*)(float*)>(p, FreeAligned);
+  return true;
+}
+
+void SetOutputRow(PackedMatrix* w, size_t j, const float* row) {
+  float* dst = w->panel(j / kPanel) + j % kPanel;
+  for (size_t kk = 0; kk < w->k; ++kk) dst[kk * kPanel] = row[kk];
+}
+
+void SetInput(PackedMatrix* w, size_t kk, const float* col) {
+  for (size_t p = 0; p < w->panels; ++p) {
+    const size_t col0 = p * kPanel, cols = std::min(kPanel, w->n - col0);
+    std::memcpy(w->panel(p) + kk * kPanel, col + col0, cols * sizeof(float));
+  }
 }
 
 void PackRows(const float* w, size_t n, size_t k, size_t ld, PackedMatrix* out) {
-  PackedAlloc(n, k, out);
-  for (size_t p = 0; p < out->panels; ++p) {
-    float* dst = out->panel(p);
-    for (size_t j = 0; j < kPanel; ++j) {
-      size_t row = p * kPanel + j;
-      for (size_t kk = 0; kk < k; ++kk) dst[kk * kPanel + j] = row < n ? w[row * ld + kk] : 0.f;
-    }
-  }
+  if (!PackedAlloc(n, k, out, true)) throw std::bad_alloc();
+  for (size_t j = 0; j < n; ++j) SetOutputRow(out, j, w + j * ld);
 }
 
 void PackCols(const float* b, size_t k, size_t n, size_t ld, PackedMatrix* out) {
-  PackedAlloc(n, k, out);
-  for (size_t p = 0; p < out->panels; ++p) {
-    float* dst = out->panel(p);
-    size_t col0 = p * kPanel;
-    size_t cols = std::min(kPanel, n - col0);
-    for (size_t kk = 0; kk < k; ++kk) {
-      std::memcpy(dst + kk * kPanel, b + kk * ld + col0, cols * sizeof(float));
-      for (size_t j = cols; j < kPanel; ++j) dst[kk * kPanel + j] = 0.f;
-    }
-  }
+  if (!PackedAlloc(n, k, out, true)) throw std::bad_alloc();
+  for (size_t kk = 0; kk < k; ++kk) SetInput(out, kk, b + kk * ld);
+}
+
+PackedMatrix OutputsFrom(const PackedMatrix& w, size_t n0) {
+  PackedMatrix v;
+  v.n = w.n - n0;
+  v.k = w.k;
+  v.panels = w.panels - n0 / kPanel;
+  v.data = std::unique_ptr<float[], void (*)(float*)>(w.panel(n0 / kPanel), [](float*) {});
+  return v;
+}
+
+PackedMatrix InputsFrom(const PackedMatrix& w, size_t k0) {
+  PackedMatrix v;
+  v.n = w.n;
+  v.k = w.k;  // the panel stride; the caller limits k_end to w.k - k0
+  v.panels = w.panels;
+  v.data = std::unique_ptr<float[], void (*)(float*)>(w.data.get() + k0 * kPanel, [](float*) {});
+  return v;
 }
 
 void Gemm(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float* y, size_t ldy,
@@ -171,19 +239,82 @@ void Gemm(const float* x, size_t rows, size_t ldx, const PackedMatrix& w, float*
   });
 }
 
-void ParallelFor(size_t n, int threads, const std::function<void(size_t, size_t)>& body) {
-  size_t t = static_cast<size_t>(std::max(1, threads));
-  t = std::min(t, n);
+size_t ParallelChunks(size_t n, int threads) {
+  return std::min(static_cast<size_t>(std::max(1, threads)), n);
+}
+
+namespace {
+
+// The helper threads of one calling thread (thread_local: in-process ranks each have their
+// own), started on first need and kept: a call wakes them instead of starting threads, and
+// allocates nothing once they exist. Helper w runs chunk w of every call that has more than w
+// chunks; the caller runs chunk 0 and returns when every helper it woke is done.
+class Helpers {
+ public:
+  using Fn = void (*)(void*, size_t, size_t, size_t);
+  ~Helpers() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+    }
+    start_.notify_all();
+    for (auto& th : threads_) th.join();
+  }
+  void Run(size_t t, size_t n, void* ctx, Fn fn) {
+    while (threads_.size() < t - 1) {
+      const size_t w = threads_.size() + 1;
+      threads_.emplace_back([this, w] { Loop(w); });
+    }
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      t_ = t, n_ = n, ctx_ = ctx, fn_ = fn;
+      pending_ = t - 1;
+      ++generation_;
+    }
+    start_.notify_all();
+    fn(ctx, 0, 0, n / t);
+    std::unique_lock<std::mutex> lk(m_);
+    done_.wait(lk, [this] { return pending_ == 0; });
+  }
+
+ private:
+  void Loop(size_t w) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      start_.wait(lk, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (w >= t_) continue;  // not needed by this call
+      const size_t t = t_, n = n_;
+      void* ctx = ctx_;
+      const Fn fn = fn_;
+      lk.unlock();
+      fn(ctx, w, n * w / t, n * (w + 1) / t);
+      lk.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable start_, done_;
+  std::vector<std::thread> threads_;
+  uint64_t generation_ = 0;
+  size_t pending_ = 0, t_ = 0, n_ = 0;
+  void* ctx_ = nullptr;
+  Fn fn_ = nullptr;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+void ParallelForImpl(size_t n, int threads, void* ctx, void (*fn)(void*, size_t, size_t, size_t)) {
+  const size_t t = ParallelChunks(n, threads);
   if (t <= 1) {
-    if (n) body(0, n);
+    if (n) fn(ctx, 0, 0, n);
     return;
   }
-  std::vector<std::thread> pool;
-  pool.reserve(t - 1);
-  for (size_t i = 1; i < t; ++i)
-    pool.emplace_back([&, i] { body(n * i / t, n * (i + 1) / t); });
-  body(0, n / t);
-  for (auto& th : pool) th.join();
+  thread_local Helpers helpers;
+  helpers.Run(t, n, ctx, fn);
 }
 
 }  // namespace gemma3

@@ -1,4 +1,4 @@
-// equarx-gemma3 — Gemma 3 tensor-parallel prefill with equarx AllReduce.
+// equarx-gemma3 — Gemma 3 tensor-parallel prefill and decode with equarx AllReduce.
 //
 //   equarx-gemma3 info     --model GGUF
 //   equarx-gemma3 tokenize --model GGUF --prompt TEXT
@@ -8,12 +8,14 @@
 //                          [--dump-activations DIR [--dump-layers L,L,...]]
 //   equarx-gemma3 bench    --model GGUF --tp N [--tokens 512,1024,2048] [--reps R] [--sweep]
 //                          [--gemm-threads N] [--json OUT]
-//   mpirun -np N equarx-gemma3 bench ...   one rank per process (the data path from
-//                          EQUARX_DATA_PATH); only bench runs under mpirun
+//   equarx-gemma3 generate --model GGUF (--prompt TEXT | --prompt-tokens N) [--tokens N] [--tp N]
+//                          [reduce options] [--allreduce equarx,mpi] [--compare-exact] [--json OUT]
+//   mpirun -np N equarx-gemma3 bench|generate ...   one rank per process (the data path from
+//                          EQUARX_DATA_PATH); only bench and generate run under mpirun
 // Reduce options: every AllReduce option of the library (--algo, --phases, --codec, --block,
 // --rotation, ...; tools/common/option_flags.h) plus --dtype f32|bf16 (what the activations are
-// cast to for the AllReduce). In eval and bench each takes a comma list, and the runs sweep
-// their product. The default algorithm here is the unquantized ring.
+// cast to for the AllReduce). In eval, bench and generate each takes a comma list, and the runs
+// sweep their product. The default algorithm here is the unquantized ring.
 // "Exact" in eval is the single-rank (TP-1) f32 forward pass: no AllReduce at all.
 // Unknown flags, missing values and malformed numbers are errors (exit 2).
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "args.h"
+#include "cli.h"
 #include "eval.h"
 #include "gemm.h"
 #include "gguf.h"
@@ -45,18 +48,7 @@ using equarx::tools::OptionFlags;
 
 namespace {
 
-constexpr const char* kCommands = "info|tokenize|logits|eval|bench";
-
-// The flags of one command, parsed. Reduce options and --dtype are registered when `reduce`.
-struct Args {
-  std::string command, model, prompt, text, json, dump_dir, dump_layers, dtypes = "f32";
-  std::string tokens;
-  uint64_t tp = 0, top = 10, chunks = 1, reps = 3, threads = 0;
-  bool sweep = false, baselines = false, quiet = false;
-  std::unique_ptr<ArgParser> parser;
-  std::unique_ptr<OptionFlags> flags;
-  bool Given(const char* name) const { return parser->seen(name); }
-};
+constexpr const char* kCommands = "info|tokenize|logits|eval|bench|generate";
 
 // Parses argv[2..] for `command`; returns 0 to go on, else the exit status (help: 0 printed).
 int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
@@ -71,15 +63,15 @@ int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
     std::printf("usage: equarx-gemma3 %s --model GGUF [options]; equarx-gemma3 COMMAND --help\n", kCommands);
     return 0;
   }
-  if (c != "info" && c != "tokenize" && c != "logits" && c != "eval" && c != "bench") {
+  if (c != "info" && c != "tokenize" && c != "logits" && c != "eval" && c != "bench" && c != "generate") {
     std::fprintf(stderr, "equarx-gemma3: unknown command '%s' (%s)\n", c.c_str(), kCommands);
     return 2;
   }
   a->parser = std::make_unique<ArgParser>("equarx-gemma3 " + c, "--model GGUF [options]");
   ArgParser& p = *a->parser;
   p.AddString("model", &a->model, "the GGUF file (default $EQUARX_GEMMA3_MODEL; scripts/fetch_model.sh)", "GGUF");
-  const bool reduce = c == "logits" || c == "eval" || c == "bench";
-  if (c == "tokenize" || c == "logits") p.AddString("prompt", &a->prompt, "the text", "TEXT");
+  const bool reduce = c == "logits" || c == "eval" || c == "bench" || c == "generate";
+  if (c == "tokenize" || c == "logits" || c == "generate") p.AddString("prompt", &a->prompt, "the text", "TEXT");
   if (reduce) {
     p.AddUint("tp", &a->tp, "tensor-parallel ranks (in-process; under mpirun the world size)");
     // In eval and bench every reduce option takes a comma list (a sweep).
@@ -87,8 +79,11 @@ int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
     defaults.algorithm = equarx::Algorithm::kRing;  // the app's default: the unquantized ring
     a->flags = std::make_unique<OptionFlags>(&p, c != "logits", std::set<std::string>{}, defaults);
     p.AddString("dtype", &a->dtypes, "what the activations are cast to for the AllReduce: f32 or bf16"
-                                     " (comma list in eval/bench; default f32)", "T");
+                                     " (comma list in eval/bench/generate; default f32)", "T");
   }
+  if (c == "bench" || c == "generate")
+    p.AddString("allreduce", &a->allreduce, "who sums: equarx, or mpi (MPI_Allreduce, under mpirun; comma list;"
+                                            " default equarx)", "B");
   if (c == "logits") p.AddUint("top", &a->top, "how many top tokens to print (default 10)");
   if (c == "eval") {
     p.AddString("text", &a->text, "comma list of text files", "FILES");
@@ -103,50 +98,28 @@ int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
   if (c == "bench") {
     p.AddString("tokens", &a->tokens, "comma list of prompt lengths (default 512,1024,2048)", "T,T");
     p.AddUint("reps", &a->reps, "timed passes per configuration after one warm-up (default 3)");
-    // Not --threads: that is the AllReduce option (codec threads), registered above.
+  }
+  if (c == "generate") {
+    p.AddUint("prompt-tokens", &a->prompt_tokens, "instead of --prompt: BOS and the first N - 1 tokens of"
+                                                  " --prompt-file", "N");
+    p.AddString("prompt-file", &a->prompt_file, "the text of --prompt-tokens (default apps/gemma3/data/prompt.txt)",
+                "FILE");
+    p.AddString("tokens", &a->tokens, "tokens to generate (default 32)", "N");
+    p.AddFlag("compare-exact", &a->compare_exact, "also run the exact single rank (no AllReduce) and print where"
+                                                  " each configuration's tokens first differ from its");
+    p.AddFlag("warmup", &a->warmup, "one untimed run of the prompt and 2 tokens before each configuration"
+                                    " (default on; --warmup=0 skips it)");
+  }
+  if (c == "bench" || c == "generate")  // Not --threads: the AllReduce option (codec threads).
     p.AddUint("gemm-threads", &a->threads, "GEMM threads per rank under mpirun (0 = the cores)");
-  }
-  if (c == "eval" || c == "bench") {
+  if (c == "eval" || c == "bench")
     p.AddFlag("sweep", &a->sweep, "the preset table of configurations (see docs/gemma3.md)");
+  if (c == "eval" || c == "bench" || c == "generate")
     p.AddString("json", &a->json, "write the rows as JSON", "FILE");
-  }
   if (auto rc = p.ParseCommandLine(argc - 1, argv + 1, reduce ? OptionFlags::ValuesHelp() : ""))
     return *rc;  // *stop is still true
   *stop = false;
   return 0;
-}
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-// The reduce configurations the flags ask for: the product of the option lists and dtypes.
-// The app's default algorithm is the unquantized ring.
-bool ReduceConfigs(const Args& a, std::vector<ReduceConfig>* out, std::string* error) {
-  equarx::AllReduceOptions base;
-  base.algorithm = equarx::Algorithm::kRing;
-  std::vector<bool> bf16;
-  for (const std::string& d : Split(a.dtypes, ',')) {
-    if (d != "f32" && d != "bf16") { *error = "--dtype: expected f32 or bf16, got '" + d + "'"; return false; }
-    bf16.push_back(d == "bf16");
-  }
-  if (bf16.empty()) { *error = "--dtype is empty"; return false; }
-  out->clear();
-  for (const equarx::AllReduceOptions& o : a.flags->Expand(base)) {
-    if (equarx::Status st = equarx::CheckOptions(o); !st.ok()) { *error = st.message(); return false; }
-    for (bool b : bf16) {
-      ReduceConfig rc;
-      rc.options = o;
-      rc.bf16 = b;
-      out->push_back(rc);
-    }
-  }
-  return true;
 }
 
 // The configurations of the quality table.
@@ -165,37 +138,6 @@ std::vector<ReduceConfig> Sweep(const ReduceConfig& base) {
   rc.options.phases = equarx::Phases::kRSAG;
   out.push_back(rc);
   return out;
-}
-
-struct Loaded {
-  GgufFile file;
-  Config config;
-  Tokenizer tok;
-};
-
-bool LoadModel(const Args& a, Loaded* m) {
-  std::string err;
-  std::string path = !a.model.empty() ? a.model
-                     : std::getenv("EQUARX_GEMMA3_MODEL") ? std::getenv("EQUARX_GEMMA3_MODEL") : "";
-  if (path.empty()) { std::fprintf(stderr, "--model GGUF is required (see scripts/fetch_model.sh)\n"); return false; }
-  if (!m->file.Open(path, &err) || !m->config.Read(m->file, &err) || !m->tok.Load(m->file, &err)) {
-    std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
-    return false;
-  }
-  return true;
-}
-
-// What logits, eval and bench start from: the model, then the reduce configurations of the
-// flags. Returns the command's exit status where one fails (1: the model; 2: the flags, said as
-// "equarx-gemma3 COMMAND: why"), else nothing.
-std::optional<int> LoadModelAndConfigs(const Args& a, Loaded* m, std::vector<ReduceConfig>* configs) {
-  if (!LoadModel(a, m)) return 1;
-  std::string err;
-  if (!ReduceConfigs(a, configs, &err)) {
-    std::fprintf(stderr, "equarx-gemma3 %s: %s\n", a.command.c_str(), err.c_str());
-    return 2;
-  }
-  return std::nullopt;
 }
 
 int CmdInfo(const Args& a) {
@@ -253,13 +195,6 @@ int CmdLogits(const Args& a) {
   for (size_t i = 0; i < k; ++i)
     std::printf("  %6d %10.4f  %s\n", order[i], logits[order[i]], m.tok.Decode({order[i]}).c_str());
   return 0;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 int CmdEval(const Args& a) {
@@ -377,7 +312,7 @@ int CmdEval(const Args& a) {
 int CmdBench(const Args& a, equarx::tools::World* mpi) {
   Loaded m;
   std::vector<ReduceConfig> configs;
-  if (const auto status = LoadModelAndConfigs(a, &m, &configs)) return *status;
+  if (const auto status = LoadModelAndConfigs(a, &m, &configs, mpi != nullptr)) return *status;
   std::string err;
   const ReduceConfig base = configs.front();
   const int reps = static_cast<int>(a.reps);
@@ -396,27 +331,10 @@ int CmdBench(const Args& a, equarx::tools::World* mpi) {
       configs.push_back(rc);
     }
   }
-  std::unique_ptr<Runner> runner;
   const bool root = !mpi || mpi->rank() == 0;
-  if (mpi) {
-    if (a.Given("tp") && int(a.tp) != mpi->size()) {
-      if (root) std::fprintf(stderr, "--tp %d differs from the number of MPI processes (%d)\n", int(a.tp), mpi->size());
-      return 2;
-    }
-    auto r = std::make_unique<MpiRunner>();
-    if (!r->Load(m.file, m.config, static_cast<int>(a.threads), mpi, &err)) {
-      std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
-      return 1;
-    }
-    runner = std::move(r);
-  } else {
-    auto r = std::make_unique<InProcessRunner>();
-    if (!r->Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : 4, &err)) {
-      std::fprintf(stderr, "%s\n", err.c_str());
-      return 1;
-    }
-    runner = std::move(r);
-  }
+  int status = 0;
+  const std::unique_ptr<Runner> runner = MakeRunner(a, m, mpi, 4, &status);
+  if (!runner) return status;
   if (root)
     std::printf("tp %d %s, %d GEMM thread(s) per rank, %s kernel, median of %d after 1 warm-up\n",
                 runner->ranks(), runner->transport().c_str(), runner->threads_per_rank(),
@@ -481,13 +399,14 @@ int Main(int argc, char** argv, equarx::tools::World* mpi) {
   Args a;
   bool stop = false;
   if (const int rc = ParseArgs(argc, argv, &a, &stop); stop) return rc;
-  if (mpi && a.command != "bench") {
+  if (mpi && a.command != "bench" && a.command != "generate") {
     if (mpi->rank() == 0)
-      std::fprintf(stderr, "equarx-gemma3: under mpirun only 'bench' runs (one rank per process); "
+      std::fprintf(stderr, "equarx-gemma3: under mpirun only 'bench' and 'generate' run (one rank per process); "
                            "run '%s' without mpirun (--tp N runs the ranks in-process)\n", a.command.c_str());
     return 2;
   }
   if (a.command == "bench") return CmdBench(a, mpi);
+  if (a.command == "generate") return CmdGenerate(a, mpi);
   if (a.command == "info") return CmdInfo(a);
   if (a.command == "tokenize") return CmdTokenize(a);
   if (a.command == "logits") return CmdLogits(a);
@@ -498,7 +417,7 @@ int Main(int argc, char** argv, equarx::tools::World* mpi) {
 
 int main(int argc, char** argv) {
   if (!equarx::tools::UnderMpirun()) return Main(argc, argv, nullptr);
-  // Under mpirun every process is one tensor-parallel rank (bench only), in the tools' MPI world.
+  // Under mpirun every process is one tensor-parallel rank (bench, generate), in the tools' MPI world.
   int rc = 1;
   const equarx::Status st = equarx::tools::RunMpi(
       &argc, &argv, [&](equarx::tools::World& w) { rc = Main(argc, argv, &w); });

@@ -36,25 +36,35 @@ void RmsNorm(const float* x, size_t rows, size_t n, size_t ld, const float* w, f
   }
 }
 
-void Rope(float* x, size_t rows, size_t ld, size_t heads, size_t hd, double base) {
-  size_t half = hd / 2;
-  std::vector<float> cs(half), sn(half);
-  for (size_t t = 0; t < rows; ++t) {
+// The NeoX rotation of position `pos` into cs/sn[hd / 2].
+void RopeAngles(size_t pos, size_t hd, double base, float* cs, float* sn) {
+  for (size_t i = 0; i < hd / 2; ++i) {
+    double theta = static_cast<double>(pos) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    cs[i] = static_cast<float>(std::cos(theta));
+    sn[i] = static_cast<float>(std::sin(theta));
+  }
+}
+
+// Rotates `heads` heads of one row by the angles of RopeAngles.
+void Rope(float* x, size_t heads, size_t hd, const float* cs, const float* sn) {
+  const size_t half = hd / 2;
+  for (size_t h = 0; h < heads; ++h) {
+    float* v = x + h * hd;
     for (size_t i = 0; i < half; ++i) {
-      double theta = static_cast<double>(t) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
-      cs[i] = static_cast<float>(std::cos(theta));
-      sn[i] = static_cast<float>(std::sin(theta));
-    }
-    for (size_t h = 0; h < heads; ++h) {
-      float* v = x + t * ld + h * hd;
-      for (size_t i = 0; i < half; ++i) {
-        float a = v[i], b = v[i + half];
-        v[i] = a * cs[i] - b * sn[i];
-        v[i + half] = a * sn[i] + b * cs[i];
-      }
+      float a = v[i], b = v[i + half];
+      v[i] = a * cs[i] - b * sn[i];
+      v[i + half] = a * sn[i] + b * cs[i];
     }
   }
 }
+
+// Grows v to at least n elements (never shrinks, so a smaller step reuses the room).
+void Grow(std::vector<float>* v, size_t n) {
+  if (v->size() < n) v->resize(n);
+}
+
+// Query rows per attention block (a block is one GEMM of scores against the cached keys).
+constexpr size_t kQb = 48;
 
 float GeluTanh(float x) {
   const float k = 0.7978845608028654f;  // sqrt(2/pi)
@@ -132,7 +142,10 @@ bool PackTensor(const GgufTensor& t, size_t r0, size_t r1, size_t c0, size_t c1,
   size_t be, bb;
   GgmlTypeBlock(t.type, &be, &bb);
   size_t cols = t.dims[0], row_bytes = cols / be * bb, k = c1 - c0;
-  PackedAlloc(r1 - r0, k, out);
+  if (!PackedAlloc(r1 - r0, k, out)) {
+    *error = "out of memory for tensor " + t.name;
+    return false;
+  }
   bool ok = true;
   ParallelFor(out->panels, threads, [&](size_t p0, size_t p1) {
     std::vector<float> row(cols);
@@ -197,85 +210,127 @@ bool RankModel::Load(const GgufFile& file, const Config& config, int rank, int r
   return true;
 }
 
-void RankModel::Attention(const Layer& L, int layer, const float* x, size_t T, int threads,
-                          float* out, double* flops) const {
+bool RankModel::InitCache(size_t capacity, KvCache* cache) const {
+  const size_t nkv = shard_.kv_end - shard_.kv_begin, hd = cfg_.head_dim;
+  cache->capacity = cache->length = 0;
+  cache->k.resize(cfg_.n_layers * nkv);
+  cache->v.resize(cfg_.n_layers * nkv);
+  for (size_t i = 0; i < cache->k.size(); ++i)
+    if (!PackedAlloc(capacity, hd, &cache->k[i], true) || !PackedAlloc(hd, capacity, &cache->v[i], true)) {
+      cache->k.clear();
+      cache->v.clear();
+      return false;
+    }
+  cache->capacity = capacity;
+  return true;
+}
+
+// ws->x[T][d] -> ws->a[T][d] for the positions cache->length.. of this step.
+void RankModel::Attention(const Layer& L, int layer, size_t T, KvCache* cache, Workspace* ws,
+                          int threads, double* flops) const {
   const size_t hd = cfg_.head_dim, d = cfg_.d_model;
   const size_t nh = shard_.head_end - shard_.head_begin, nkv = shard_.kv_end - shard_.kv_begin;
-  const size_t group = cfg_.n_heads / cfg_.n_kv_heads;
-  std::vector<float> q(T * nh * hd), k(T * nkv * hd), v(T * nkv * hd), ctx(T * nh * hd);
-  Gemm(x, T, d, L.wq, q.data(), nh * hd, threads);
-  Gemm(x, T, d, L.wk, k.data(), nkv * hd, threads);
-  Gemm(x, T, d, L.wv, v.data(), nkv * hd, threads);
+  const size_t group = cfg_.n_heads / cfg_.n_kv_heads, pos0 = cache->length;
+  float *q = ws->q.data(), *k = ws->k.data(), *v = ws->v.data(), *ctx = ws->ctx.data();
+  Gemm(ws->x.data(), T, d, L.wq, q, nh * hd, threads);
+  Gemm(ws->x.data(), T, d, L.wk, k, nkv * hd, threads);
+  Gemm(ws->x.data(), T, d, L.wv, v, nkv * hd, threads);
   *flops += 2.0 * T * d * (nh + 2 * nkv) * hd;
   for (size_t h = 0; h < nh; ++h)
-    RmsNorm(q.data() + h * hd, T, hd, nh * hd, L.q_norm.data(), cfg_.eps, q.data() + h * hd, nh * hd);
+    RmsNorm(q + h * hd, T, hd, nh * hd, L.q_norm.data(), cfg_.eps, q + h * hd, nh * hd);
   for (size_t h = 0; h < nkv; ++h)
-    RmsNorm(k.data() + h * hd, T, hd, nkv * hd, L.k_norm.data(), cfg_.eps, k.data() + h * hd, nkv * hd);
+    RmsNorm(k + h * hd, T, hd, nkv * hd, L.k_norm.data(), cfg_.eps, k + h * hd, nkv * hd);
   const bool global = cfg_.IsGlobal(layer);
   const double base = global ? cfg_.rope_base_global : cfg_.rope_base_local;
-  Rope(q.data(), T, nh * hd, nh, hd, base);
-  Rope(k.data(), T, nkv * hd, nkv, hd, base);
-  for (float& e : q) e *= cfg_.attn_scale;
-  const size_t window = (!global && cfg_.sliding_window > 0) ? cfg_.sliding_window : T + 1;
-  const size_t kQb = 48;
-  std::vector<PackedMatrix> kp(nkv), vp(nkv);
-  for (size_t h = 0; h < nkv; ++h) {
-    PackRows(k.data() + h * hd, T, hd, nkv * hd, &kp[h]);
-    PackCols(v.data() + h * hd, T, hd, nkv * hd, &vp[h]);
+  float *cs = ws->rope.data(), *sn = cs + hd / 2;
+  for (size_t t = 0; t < T; ++t) {
+    RopeAngles(pos0 + t, hd, base, cs, sn);
+    Rope(q + t * nh * hd, nh, hd, cs, sn);
+    Rope(k + t * nkv * hd, nkv, hd, cs, sn);
   }
-  // Query blocks are independent: threads split them.
-  const size_t blocks = (T + kQb - 1) / kQb;
-  ParallelFor(blocks * nh, threads, [&](size_t b0, size_t b1) {
-    std::vector<float> s(kQb * T);
+  for (size_t i = 0; i < T * nh * hd; ++i) q[i] *= cfg_.attn_scale;
+  PackedMatrix* kc = nkv ? &cache->k[layer * nkv] : nullptr;
+  PackedMatrix* vc = nkv ? &cache->v[layer * nkv] : nullptr;
+  for (size_t h = 0; h < nkv; ++h)
+    for (size_t t = 0; t < T; ++t) {
+      SetOutputRow(&kc[h], pos0 + t, k + t * nkv * hd + h * hd);
+      SetInput(&vc[h], pos0 + t, v + t * nkv * hd + h * hd);
+    }
+  // Position P attends to keys [lo(P), P]: all earlier ones on global layers, the last
+  // `sliding_window` on local ones. A block of query rows runs from the first key any of its
+  // rows sees (rounded down to a key panel) to its last row's position; each row's weights
+  // outside its own range are zero, which adds nothing to the values' sum.
+  const size_t window = (!global && cfg_.sliding_window > 0) ? size_t(cfg_.sliding_window) : SIZE_MAX;
+  auto lo = [window](size_t P) { return P + 1 > window ? P + 1 - window : size_t(0); };
+  const size_t blocks = (T + kQb - 1) / kQb, ld_s = cache->capacity;
+  ParallelForChunks(blocks * nh, threads, [&](size_t chunk, size_t b0, size_t b1) {
+    float* s = ws->scores.data() + chunk * std::min(kQb, T) * ld_s;
     for (size_t bi = b0; bi < b1; ++bi) {
-      size_t h = bi / blocks, t0 = (bi % blocks) * kQb, rows = std::min(kQb, T - t0);
-      size_t kvh = (shard_.head_begin + h) / group - shard_.kv_begin;
-      size_t keys = t0 + rows;
-      Gemm(q.data() + t0 * nh * hd + h * hd, rows, nh * hd, kp[kvh], s.data(), T, 1, false, {keys, hd});
+      const size_t h = bi / blocks, t0 = (bi % blocks) * kQb, rows = std::min(kQb, T - t0);
+      const size_t kvh = (shard_.head_begin + h) / group - shard_.kv_begin;
+      const size_t P0 = pos0 + t0, k0 = lo(P0) / kPanel * kPanel, span = P0 + rows - k0;
+      Gemm(q + t0 * nh * hd + h * hd, rows, nh * hd, OutputsFrom(kc[kvh], k0), s, ld_s, 1, false,
+           {span, hd});
       for (size_t r = 0; r < rows; ++r) {
-        size_t t = t0 + r;
-        float* sr = s.data() + r * T;
-        size_t lo = t + 1 > window ? t + 1 - window : 0;
+        const size_t P = P0 + r, j0 = lo(P) - k0, j1 = P - k0;  // the row's keys, inclusive
+        float* sr = s + r * ld_s;
         float mx = -INFINITY;
-        for (size_t j = lo; j <= t; ++j) {
+        for (size_t j = j0; j <= j1; ++j) {
           if (cfg_.attn_softcap > 0) sr[j] = cfg_.attn_softcap * std::tanh(sr[j] / cfg_.attn_softcap);
           mx = std::max(mx, sr[j]);
         }
         double sum = 0;
-        for (size_t j = lo; j <= t; ++j) { sr[j] = std::exp(sr[j] - mx); sum += sr[j]; }
+        for (size_t j = j0; j <= j1; ++j) { sr[j] = std::exp(sr[j] - mx); sum += sr[j]; }
         float inv = static_cast<float>(1.0 / sum);
-        for (size_t j = 0; j < keys; ++j) sr[j] = (j >= lo && j <= t) ? sr[j] * inv : 0.f;
+        for (size_t j = 0; j < span; ++j) sr[j] = (j >= j0 && j <= j1) ? sr[j] * inv : 0.f;
       }
-      Gemm(s.data(), rows, T, vp[kvh], ctx.data() + t0 * nh * hd + h * hd, nh * hd, 1, false,
-           {hd, keys});
+      Gemm(s, rows, ld_s, InputsFrom(vc[kvh], k0), ctx + t0 * nh * hd + h * hd, nh * hd, 1, false,
+           {hd, span});
     }
   });
-  for (size_t t0 = 0; t0 < T; t0 += kQb) *flops += 4.0 * nh * hd * std::min(kQb, T - t0) * (t0 + kQb);
+  for (size_t t0 = 0; t0 < T; t0 += kQb) {
+    const size_t rows = std::min(kQb, T - t0), P0 = pos0 + t0;
+    *flops += 4.0 * nh * hd * rows * (P0 + rows - lo(P0) / kPanel * kPanel);
+  }
   if (nh == 0) {
-    std::memset(out, 0, T * d * sizeof(float));
+    std::memset(ws->a.data(), 0, T * d * sizeof(float));
     return;
   }
-  Gemm(ctx.data(), T, nh * hd, L.wo, out, d, threads);
+  Gemm(ctx, T, nh * hd, L.wo, ws->a.data(), d, threads);
   *flops += 2.0 * T * nh * hd * d;
 }
 
 bool RankModel::Forward(const int32_t* tokens, size_t T, const Reducer& reduce, int threads,
                         float* out, ForwardStats* stats) const {
+  KvCache cache;
+  if (!InitCache(T, &cache)) return false;
+  Workspace ws;
+  return Step(tokens, T, &cache, &ws, reduce, threads, out, stats);
+}
+
+bool RankModel::Step(const int32_t* tokens, size_t T, KvCache* cache, Workspace* ws,
+                     const Reducer& reduce, int threads, float* out, ForwardStats* stats) const {
   const double t_start = Now();
   ForwardStats st;
-  const size_t d = cfg_.d_model;
-  std::vector<float> h(T * d), x(T * d), a(T * d);
+  if (T == 0 || cache->length + T > cache->capacity) return false;
+  const size_t d = cfg_.d_model, hd = cfg_.head_dim, nf = shard_.ff_end - shard_.ff_begin;
+  const size_t nh = shard_.head_end - shard_.head_begin, nkv = shard_.kv_end - shard_.kv_begin;
+  for (auto* b : {&ws->h, &ws->x, &ws->a}) Grow(b, T * d);
+  for (auto* b : {&ws->g, &ws->u}) Grow(b, T * nf);
+  for (auto* b : {&ws->q, &ws->ctx}) Grow(b, T * nh * hd);
+  for (auto* b : {&ws->k, &ws->v}) Grow(b, T * nkv * hd);
+  Grow(&ws->rope, hd);
+  Grow(&ws->scores, ParallelChunks(((T + kQb - 1) / kQb) * nh, threads) * std::min(kQb, T) * cache->capacity);
+  float *h = ws->h.data(), *x = ws->x.data(), *a = ws->a.data(), *g = ws->g.data(), *u = ws->u.data();
   size_t be, bb;
   GgmlTypeBlock(embed_->type, &be, &bb);
   const size_t row_bytes = d / be * bb;
   const float scale = std::sqrt(static_cast<float>(d));
   for (size_t t = 0; t < T; ++t) {
     if (tokens[t] < 0 || tokens[t] >= cfg_.vocab) return false;
-    Dequantize(embed_->type, embed_->data + static_cast<size_t>(tokens[t]) * row_bytes, d, h.data() + t * d);
+    Dequantize(embed_->type, embed_->data + static_cast<size_t>(tokens[t]) * row_bytes, d, h + t * d);
     for (size_t i = 0; i < d; ++i) h[t * d + i] *= scale;
   }
-  const size_t nf = shard_.ff_end - shard_.ff_begin;
-  std::vector<float> g(T * nf), u(T * nf);
   auto sum = [&](float* buf) {
     double t0 = Now();
     bool ok = reduce(buf, T * d);
@@ -285,37 +340,44 @@ bool RankModel::Forward(const int32_t* tokens, size_t T, const Reducer& reduce, 
   };
   for (int l = 0; l < cfg_.n_layers; ++l) {
     const Layer& L = layers_[l];
-    RmsNorm(h.data(), T, d, d, L.attn_norm.data(), cfg_.eps, x.data(), d);
-    Attention(L, l, x.data(), T, threads, a.data(), &st.flops);
-    if (!sum(a.data())) return false;
-    RmsNorm(a.data(), T, d, d, L.post_attn_norm.data(), cfg_.eps, a.data(), d);
+    RmsNorm(h, T, d, d, L.attn_norm.data(), cfg_.eps, x, d);
+    Attention(L, l, T, cache, ws, threads, &st.flops);
+    if (!sum(a)) return false;
+    RmsNorm(a, T, d, d, L.post_attn_norm.data(), cfg_.eps, a, d);
     for (size_t i = 0; i < T * d; ++i) h[i] += a[i];
-    RmsNorm(h.data(), T, d, d, L.ffn_norm.data(), cfg_.eps, x.data(), d);
+    RmsNorm(h, T, d, d, L.ffn_norm.data(), cfg_.eps, x, d);
     if (nf > 0) {
-      Gemm(x.data(), T, d, L.gate, g.data(), nf, threads);
-      Gemm(x.data(), T, d, L.up, u.data(), nf, threads);
+      Gemm(x, T, d, L.gate, g, nf, threads);
+      Gemm(x, T, d, L.up, u, nf, threads);
       for (size_t i = 0; i < T * nf; ++i) g[i] = GeluTanh(g[i]) * u[i];
-      Gemm(g.data(), T, nf, L.down, a.data(), d, threads);
+      Gemm(g, T, nf, L.down, a, d, threads);
       st.flops += 6.0 * T * d * nf;
     } else {
-      std::fill(a.begin(), a.end(), 0.f);
+      std::fill(a, a + T * d, 0.f);
     }
-    if (!sum(a.data())) return false;
-    RmsNorm(a.data(), T, d, d, L.post_ffw_norm.data(), cfg_.eps, a.data(), d);
+    if (!sum(a)) return false;
+    RmsNorm(a, T, d, d, L.post_ffw_norm.data(), cfg_.eps, a, d);
     for (size_t i = 0; i < T * d; ++i) h[i] += a[i];
   }
-  RmsNorm(h.data(), T, d, d, out_norm_.data(), cfg_.eps, out, d);
+  RmsNorm(h, T, d, d, out_norm_.data(), cfg_.eps, out, d);
+  cache->length += T;
   st.total_s = Now() - t_start;
   if (stats) *stats = st;
   return true;
 }
 
 bool LmHead::Load(const GgufFile& file, const Config& config, int threads, std::string* error) {
+  return LoadSlice(file, config, 0, static_cast<size_t>(config.vocab), threads, error);
+}
+
+bool LmHead::LoadSlice(const GgufFile& file, const Config& config, size_t v0, size_t v1, int threads,
+                       std::string* error) {
   const GgufTensor* t = file.Tensor("output.weight");
   if (!t) t = file.Tensor("token_embd.weight");  // tied
   if (!t) { *error = "no output projection"; return false; }
   softcap_ = config.final_softcap;
-  return PackTensor(*t, 0, t->dims[1], 0, t->dims[0], &w_, error, threads);
+  first_ = v0;
+  return PackTensor(*t, v0, v1, 0, t->dims[0], &w_, error, threads);
 }
 
 void LmHead::Logits(const float* hidden, size_t rows, float* logits, int threads) const {

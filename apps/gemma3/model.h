@@ -50,14 +50,43 @@ struct ForwardStats {
   size_t reduce_calls = 0;
 };
 
+/// The keys and values of the positions a sequence has run so far, per layer and per KV head
+/// of this rank, packed as the attention GEMMs read them: keys as output rows (PackRows
+/// layout), values as inputs (PackCols layout), with room for `capacity` positions. A forward
+/// step appends the K/V of its tokens; later steps attend to them instead of recomputing.
+struct KvCache {
+  size_t capacity = 0;  ///< positions it has room for
+  size_t length = 0;    ///< positions written: the position of the next token
+  std::vector<PackedMatrix> k, v;  ///< [layer * kv_heads_of_this_rank + head]
+};
+
+/// Scratch of forward steps, grown to the largest step and the cache's capacity and then
+/// reused: a decode step (one token) allocates nothing.
+struct Workspace {
+  std::vector<float> h, x, a, g, u, q, k, v, ctx, scores, rope;
+};
+
 /// One rank's weights and the forward pass.
 class RankModel {
  public:
   bool Load(const GgufFile& file, const Config& config, int rank, int ranks, std::string* error);
   /// tokens[T] -> out[T][d_model]: the final-normed hidden states, identical on every rank
-  /// when the reducer's results are. `threads` is this rank's GEMM thread count.
+  /// when the reducer's results are. `threads` is this rank's GEMM thread count. The prefill
+  /// of a whole sequence: Step on a fresh cache of T positions.
   bool Forward(const int32_t* tokens, size_t T, const Reducer& reduce, int threads, float* out,
                ForwardStats* stats) const;
+  /// An empty cache with room for `capacity` positions of this rank's KV heads; false (and a
+  /// cache of no room) if the memory cannot be had.
+  [[nodiscard]] bool InitCache(size_t capacity, KvCache* cache) const;
+  /// Runs tokens[T] at positions cache->length .. cache->length + T - 1: attends to every
+  /// cached position (causal, the sliding window on local layers) and to the step's own,
+  /// appends the step's K/V to the cache and writes out[T][d_model]. A prompt is one step
+  /// (prefill), each generated token one more (decode). Per row, the result is bitwise the
+  /// same however the positions are split into steps (the GEMMs give a row's result
+  /// independently of the other rows; attention adds the same terms in the same order).
+  /// False if a token is out of range, the cache has no room, or a reduction fails.
+  bool Step(const int32_t* tokens, size_t T, KvCache* cache, Workspace* ws, const Reducer& reduce,
+            int threads, float* out, ForwardStats* stats) const;
   const Config& config() const { return cfg_; }
   const Shard& shard() const { return shard_; }
 
@@ -66,7 +95,7 @@ class RankModel {
     std::vector<float> attn_norm, q_norm, k_norm, post_attn_norm, ffn_norm, post_ffw_norm;
     PackedMatrix wq, wk, wv, wo, gate, up, down;
   };
-  void Attention(const Layer& L, int layer, const float* x, size_t T, int threads, float* out,
+  void Attention(const Layer& L, int layer, size_t T, KvCache* cache, Workspace* ws, int threads,
                  double* flops) const;
   Config cfg_;
   Shard shard_;
@@ -76,16 +105,23 @@ class RankModel {
   std::vector<Layer> layers_;
 };
 
-/// The tied output projection: logits = hidden . embedding^T (full vocabulary).
+/// The tied output projection: logits = hidden . embedding^T, for the full vocabulary or for
+/// the slice [first, first + vocab()) of it (a tensor-parallel rank's share).
 class LmHead {
  public:
   bool Load(const GgufFile& file, const Config& config, int threads, std::string* error);
-  /// logits[rows][vocab] for hidden[rows][d_model].
+  /// Only tokens [v0, v1).
+  bool LoadSlice(const GgufFile& file, const Config& config, size_t v0, size_t v1, int threads,
+                 std::string* error);
+  /// logits[rows][vocab()] for hidden[rows][d_model]: logits[r][j] is token first() + j's,
+  /// bitwise the same as the full head's.
   void Logits(const float* hidden, size_t rows, float* logits, int threads) const;
   size_t vocab() const { return w_.n; }
+  size_t first() const { return first_; }
 
  private:
   PackedMatrix w_;
+  size_t first_ = 0;
   float softcap_ = 0;
 };
 

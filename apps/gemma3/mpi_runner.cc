@@ -7,6 +7,7 @@
 #ifdef EQUARX_HAVE_MPI
 #include <mpi.h>
 
+#include "dequant.h"
 #include "job.h"
 #include "stats.h"
 #endif
@@ -18,8 +19,64 @@ namespace gemma3 {
 // MPI's own steps end the job rather than wait forever on a stopped rank (tools/common/job.h).
 using equarx::tools::MpiAllreduce;
 
+namespace {
+
+// MPI_Allreduce's user op for bf16 values (MPI has no bf16 type): each pair widened to f32,
+// added, rounded to bf16 (nearest even), as equarx's unquantized bf16 ring adds at each hop.
+void Bf16Sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const uint16_t* a = static_cast<const uint16_t*>(in);
+  uint16_t* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = FloatToBFloat16(BFloat16ToFloat(a[i]) + BFloat16ToFloat(b[i]));
+}
+
+// The Open MPI baseline: the same calls of the same counts and element sizes as equarx's.
+// Plain blocking MPI_Allreduce, as a user of MPI calls it (no deadline).
+Reducer MakeMpiReducer(bool bf16) {
+  if (!bf16)
+    return [](float* buf, size_t n) {
+      return MPI_Allreduce(MPI_IN_PLACE, buf, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) ==
+             MPI_SUCCESS;
+    };
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(Bf16Sum, /*commute=*/1, &o);
+    return o;
+  }();
+  auto scratch = std::make_shared<std::vector<uint16_t>>();
+  return [scratch](float* buf, size_t n) {
+    scratch->resize(n);
+    for (size_t i = 0; i < n; ++i) (*scratch)[i] = FloatToBFloat16(buf[i]);
+    const int rc = MPI_Allreduce(MPI_IN_PLACE, scratch->data(), static_cast<int>(n), MPI_UINT16_T, op, MPI_COMM_WORLD);
+    for (size_t i = 0; i < n; ++i) buf[i] = BFloat16ToFloat((*scratch)[i]);
+    return rc == MPI_SUCCESS;
+  };
+}
+
+// After a local step that may take any time (loading): whether every rank succeeded. Plain MPI:
+// no deadline fits unbounded local work.
+bool AllRanksOk(bool ok, int rank, const std::string& mine, const char* what, std::string* error) {
+  int local = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all)
+    *error = ok ? std::string(what) + " failed on another rank" : "rank " + std::to_string(rank) + ": " + mine;
+  return all != 0;
+}
+
+}  // namespace
+
+bool RootVerdict(bool ok) {
+  int v = ok ? 1 : 0;
+  MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return v != 0;
+}
+
+Reducer MpiRunner::MakeRankReducer(const ReduceConfig& rc, std::string* error) {
+  return rc.mpi_allreduce ? MakeMpiReducer(rc.bf16) : MakeReducer(&world_->comm(), rc, error);
+}
+
 bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads,
                      equarx::tools::World* world, std::string* error) {
+  file_ = &file;
   world_ = world;
   rank_ = world->rank();
   size_ = world->size();
@@ -31,22 +88,44 @@ bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads,
   threads_ = threads;
   model_ = std::make_unique<RankModel>();
   std::string load_error;
-  int ok = model_->Load(file, config, rank_, size_, &load_error) ? 1 : 0, all_ok = 0;
-  // Plain MPI: loading may take any time, so no deadline fits (no collective has run yet).
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!all_ok) {
-    *error = ok ? "model load failed on another rank" : "rank " + std::to_string(rank_) + ": " + load_error;
-    return false;
-  }
+  const bool ok = model_->Load(file, config, rank_, size_, &load_error);
+  if (!AllRanksOk(ok, rank_, load_error, "model load", error)) return false;
   transport_ = world->transport();
   return true;
+}
+
+bool MpiRunner::LoadHead(std::string* error) {
+  head_ = std::make_unique<LmHead>();
+  size_t v0, v1;
+  VocabSlice(model_->config().vocab, rank_, size_, &v0, &v1);
+  std::string load_error;
+  const bool ok = head_->LoadSlice(*file_, model_->config(), v0, v1, threads_, &load_error);
+  if (!AllRanksOk(ok, rank_, load_error, "LM head load", error)) return false;
+  gen_ = std::make_unique<RankGenerator>(*model_, *head_, threads_);
+  return true;
+}
+
+equarx::Status MpiRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
+                                   const ReduceConfig& rc, bool warmup, GenerateResult* out) {
+  if (!gen_) return equarx::Internal("Generate before LoadHead");
+  std::string error;
+  const Reducer red = MakeRankReducer(rc, &error);
+  const Exchange exchange = [this](double* v, size_t n) {
+    equarx::tools::EndJobIfFailed(world_->comm());  // before MPI waits on a broken group
+    world_->SumInPlace(v, n);
+    return true;
+  };
+  world_->Barrier();  // every rank starts together
+  equarx::Status st = gen_->Run(prompt, new_tokens, red, exchange, out, warmup);
+  if (!st.ok() && !error.empty()) st = equarx::Status(st.code(), st.message() + " (" + error + ")");
+  return st;
 }
 
 bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
                         std::vector<float>* hidden, RunStats* stats, std::string* error) {
   const size_t T = tokens.size(), d = static_cast<size_t>(model_->config().d_model);
   hidden->assign(T * d, 0.0f);
-  Reducer red = MakeReducer(&world_->comm(), rc, error);
+  Reducer red = MakeRankReducer(rc, error);
   ForwardStats fs;
   world_->Barrier();  // every rank starts the pass together
   int ok = model_->Forward(tokens.data(), T, red, threads_, hidden->data(), &fs) ? 1 : 0, all_ok = 0;
@@ -84,6 +163,17 @@ bool MpiRunner::Forward(const std::vector<int32_t>&, const ReduceConfig&, std::v
                         std::string* error) {
   *error = "no MPI";
   return false;
+}
+
+bool RootVerdict(bool ok) { return ok; }
+
+bool MpiRunner::LoadHead(std::string* error) {
+  *error = "no MPI";
+  return false;
+}
+
+equarx::Status MpiRunner::Generate(const std::vector<int32_t>&, size_t, const ReduceConfig&, bool, GenerateResult*) {
+  return equarx::Unsupported("this build of equarx-gemma3 has no MPI");
 }
 
 #endif

@@ -16,6 +16,7 @@ int HardwareThreads() {
 }
 
 std::string ReduceConfig::Name() const {
+  if (mpi_allreduce) return bf16 ? "MPI_Allreduce (bf16 in)" : "MPI_Allreduce (f32 in)";
   std::string s(equarx::AlgorithmName(options.algorithm));
   if (equarx::TakesCodec(options.algorithm)) {
     s.append(" ").append(equarx::PhasesName(options.phases)).append(" ");
@@ -83,26 +84,86 @@ Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::str
   };
 }
 
+bool OnRankThreads(int n, const std::function<bool(int rank, std::string* error)>& fn, std::string* error) {
+  std::vector<std::string> errs(n);
+  std::vector<char> ok(n, 0);
+  std::vector<std::thread> th;
+  for (int r = 0; r < n; ++r) th.emplace_back([&, r] { ok[r] = fn(r, &errs[r]); });
+  for (auto& t : th) t.join();
+  for (int r = 0; r < n; ++r)
+    if (!ok[r]) { *error = errs[r]; return false; }
+  return true;
+}
+
+void VocabSlice(int vocab, int rank, int ranks, size_t* v0, size_t* v1) {
+  *v0 = static_cast<size_t>(vocab) * rank / ranks;
+  *v1 = static_cast<size_t>(vocab) * (rank + 1) / ranks;
+}
+
 bool InProcessRunner::Load(const GgufFile& file, const Config& config, int ranks,
                            std::string* error) {
+  file_ = &file;
   models_.clear();
   comms_.clear();
-  std::vector<std::string> errs(ranks);
+  heads_.clear();
+  gens_.clear();
   models_.resize(ranks);
-  std::vector<std::thread> th;
-  std::vector<char> ok(ranks, 0);
-  for (int r = 0; r < ranks; ++r) {
-    models_[r] = std::make_unique<RankModel>();
-    th.emplace_back([&, r] { ok[r] = models_[r]->Load(file, config, r, ranks, &errs[r]); });
-  }
-  for (auto& t : th) t.join();
-  for (int r = 0; r < ranks; ++r)
-    if (!ok[r]) { *error = errs[r]; return false; }
+  for (auto& m : models_) m = std::make_unique<RankModel>();
+  if (!OnRankThreads(ranks, [&](int r, std::string* e) { return models_[r]->Load(file, config, r, ranks, e); },
+                     error))
+    return false;
   if (ranks > 1) {
     equarx::Status st = equarx::CreateInProcessGroup(ranks, &comms_);
     if (!st.ok()) { *error = "CreateInProcessGroup: " + st.ToString(); return false; }
   }
   return true;
+}
+
+bool InProcessRunner::LoadHead(std::string* error) {
+  const int n = ranks();
+  heads_.resize(n);
+  gens_.resize(n);
+  const int threads = threads_per_rank();
+  return OnRankThreads(n, [&](int r, std::string* e) {
+    heads_[r] = std::make_unique<LmHead>();
+    size_t v0, v1;
+    VocabSlice(models_[r]->config().vocab, r, n, &v0, &v1);
+    if (!heads_[r]->LoadSlice(*file_, models_[r]->config(), v0, v1, threads, e)) return false;
+    gens_[r] = std::make_unique<RankGenerator>(*models_[r], *heads_[r], threads);
+    return true;
+  }, error);
+}
+
+equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
+                                         const ReduceConfig& rc, bool warmup, GenerateResult* out) {
+  return Generate(prompt, new_tokens, rc, nullptr, out, warmup);
+}
+
+equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
+                                         const ReduceConfig& rc, const ReducerFactory& make,
+                                         GenerateResult* out, bool warmup) {
+  if (rc.mpi_allreduce)
+    return equarx::InvalidArgument("MPI_Allreduce sums need one rank per process: run under mpirun");
+  if (gens_.size() != models_.size()) return equarx::Internal("Generate before LoadHead");
+  const int n = ranks();
+  std::vector<equarx::Status> st(n);
+  std::vector<std::string> errs(n);
+  std::vector<GenerateResult> res(n);
+  const equarx::Status group = equarx::tools::RunInProcess(n, [&](equarx::tools::World& w) {
+    const int r = w.rank();
+    const Reducer red = make ? make(w) : MakeReducer(n > 1 ? &w.comm() : nullptr, rc, &errs[r]);
+    const Exchange exchange = [&w](double* v, size_t count) {
+      w.SumInPlace(v, count);
+      return true;
+    };
+    st[r] = gens_[r]->Run(prompt, new_tokens, red, exchange, &res[r], warmup);
+  });
+  if (!group.ok()) return group;
+  for (int r = 0; r < n; ++r)
+    if (!st[r].ok())
+      return errs[r].empty() ? st[r] : equarx::Status(st[r].code(), st[r].message() + " (" + errs[r] + ")");
+  *out = std::move(res[0]);
+  return equarx::Status::Ok();
 }
 
 int InProcessRunner::threads_per_rank() const {
@@ -111,6 +172,7 @@ int InProcessRunner::threads_per_rank() const {
 
 bool InProcessRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
                               std::vector<float>* hidden, RunStats* stats, std::string* error) {
+  if (rc.mpi_allreduce) { *error = "MPI_Allreduce sums need one rank per process: run under mpirun"; return false; }
   const int n = ranks();
   const size_t T = tokens.size(), d = models_[0]->config().d_model;
   std::vector<std::vector<float>> outs(n, std::vector<float>(T * d));

@@ -4,19 +4,26 @@
 // dtype a bf16 model would put on the wire).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "equarx/communicator.h"
 #include "equarx/options.h"
+#include "generate.h"
 #include "model.h"
+#include "world.h"
 
 namespace gemma3 {
 
 struct ReduceConfig {
   equarx::AllReduceOptions options;  ///< algorithm kRing = unquantized
   bool bf16 = false;                 ///< cast activations to bf16 for the AllReduce
+  /// Sum with MPI_Allreduce instead of equarx (one rank per process under mpirun only): the
+  /// same calls of the same counts, f32 values with MPI_SUM, or bf16 values (2 bytes each)
+  /// with a user op that adds each pair in f32 and rounds to bf16. `options` do not apply.
+  bool mpi_allreduce = false;
   /// When not empty, every rank writes the operand of each AllReduce of the layers in
   /// `dump_layers` (all when empty) to PREFIX L<layer>_<attn|mlp>_rank<r>.npy (f32, 1-D, T * d).
   std::string dump_prefix;
@@ -34,6 +41,7 @@ struct RunStats {
 /// A rank's reducer over `comm` (nullptr: single rank, identity).
 Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::string* error);
 
+
 /// Runs the forward pass on every rank of a tensor-parallel group.
 class Runner {
  public:
@@ -42,6 +50,13 @@ class Runner {
   /// group gets its own, bitwise equal when stats->ranks_agree). Collective under MPI.
   virtual bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
                        std::vector<float>* hidden, RunStats* stats, std::string* error) = 0;
+  /// Loads each rank's slice of the LM head, which Generate needs.
+  virtual bool LoadHead(std::string* error) = 0;
+  /// Greedy generation of `new_tokens` tokens after `prompt` (generate.h), every rank
+  /// agreeing on every token; rank 0's result (under MPI, this process's). Collective. With
+  /// `warmup`, an untimed shorter run first, in the same group (RankGenerator::Run).
+  virtual equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
+                                  const ReduceConfig& rc, bool warmup, GenerateResult* out) = 0;
   virtual int ranks() const = 0;
   /// GEMM threads each rank uses.
   virtual int threads_per_rank() const = 0;
@@ -55,15 +70,34 @@ class InProcessRunner final : public Runner {
   bool Load(const GgufFile& file, const Config& config, int ranks, std::string* error);
   bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc, std::vector<float>* hidden,
                RunStats* stats, std::string* error) override;
+  bool LoadHead(std::string* error) override;
+  equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens, const ReduceConfig& rc,
+                          bool warmup, GenerateResult* out) override;
+  /// Generate with each rank's reducer made by `make` (tests), over a group of `ranks()`.
+  using ReducerFactory = std::function<Reducer(equarx::tools::World& rank)>;
+  equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens, const ReduceConfig& rc,
+                          const ReducerFactory& make, GenerateResult* out, bool warmup = false);
+  /// Rank r's generator (after Generate: its last step's logits slice; tests).
+  const RankGenerator& generator(int r) const { return *gens_[r]; }
+  const LmHead& head(int r) const { return *heads_[r]; }
   int ranks() const override { return static_cast<int>(models_.size()); }
   /// The cores divided among the ranks, at least 1.
   int threads_per_rank() const override;
   std::string transport() const override { return "in-process"; }
 
  private:
+  const GgufFile* file_ = nullptr;
   std::vector<std::unique_ptr<RankModel>> models_;
   std::vector<std::unique_ptr<equarx::Communicator>> comms_;
+  std::vector<std::unique_ptr<LmHead>> heads_;
+  std::vector<std::unique_ptr<RankGenerator>> gens_;
 };
+
+/// Runs fn(rank, &error) for ranks [0, n) on n threads; false with the first failing rank's
+/// error.
+bool OnRankThreads(int n, const std::function<bool(int rank, std::string* error)>& fn, std::string* error);
+/// Rank r of n's slice of the vocabulary for the LM head: [vocab r / n, vocab (r + 1) / n).
+void VocabSlice(int vocab, int rank, int ranks, size_t* v0, size_t* v1);
 
 int HardwareThreads();
 

@@ -117,6 +117,7 @@ bool WriteSyntheticModel(const std::string& path, const SyntheticSpec& s, std::s
   };
   add("token_embd.weight", {d, vocab}, T::kQ8_0, 1.0f);
   add_norm("output_norm.weight", d);
+  if (s.untied_output) add("output.weight", {d, vocab}, T::kQ8_0, 1.0f);
   // Rotate the matrix types over layers so every decoder appears in a forward pass.
   const T in_types[] = {T::kQ5_0, T::kQ8_0, T::kQ4_0, T::kF16, T::kBF16, T::kF32};
   const T wide_types[] = {T::kQ4_K, T::kQ6_K, T::kQ5_K};

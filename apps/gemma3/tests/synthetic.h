@@ -11,6 +11,10 @@ struct SyntheticSpec {
   int d_model = 128, layers = 3, d_ff = 512, heads = 4, kv_heads = 2, head_dim = 64;
   int swa_pattern = 3, window = 5;
   unsigned seed = 1;
+  /// An output projection of its own (output.weight) instead of the tied embedding. With the
+  /// tied one, a random model's next token is mostly the token it was fed (an embedding is most
+  /// like itself), so greedy decode repeats one token.
+  bool untied_output = false;
 };
 
 /// Writes the model to `path`; returns false with *error on failure.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,19 +14,23 @@
 #include "gguf.h"
 #include "model.h"
 #include "runner.h"
-#include "synthetic.h"
+#include "synthetic_fixture.h"
 
 namespace gemma3 {
 namespace {
 
+std::vector<float> Normal(std::mt19937& rng, size_t n) {
+  std::normal_distribution<float> g;
+  std::vector<float> v(n);
+  for (auto& e : v) e = g(rng);
+  return v;
+}
+
 TEST(Gemm, MatchesNaiveOnRaggedShapes) {
   std::mt19937 rng(7);
-  std::normal_distribution<float> g;
   for (auto [rows, n, k] : {std::tuple<size_t, size_t, size_t>{1, 1, 1}, {7, 17, 300}, {13, 48, 256},
                             {6, 16, 513}, {25, 33, 5}}) {
-    std::vector<float> x(rows * k), w(n * k), y(rows * n, 1.f);
-    for (auto& v : x) v = g(rng);
-    for (auto& v : w) v = g(rng);
+    const std::vector<float> x = Normal(rng, rows * k), w = Normal(rng, n * k), y(rows * n, 1.f);
     PackedMatrix pw;
     PackRows(w.data(), n, k, k, &pw);
     for (int acc = 0; acc < 2; ++acc) {
@@ -52,58 +57,31 @@ TEST(Gemm, MatchesNaiveOnRaggedShapes) {
   }
 }
 
-class SyntheticModel : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    path_ = new std::string(::testing::TempDir() + "/gemma3_synth_" + std::to_string(::getpid()) + ".gguf");
-    testing::SyntheticSpec spec;
-    spec.layers = 4;  // layers 0,1,3 local (window 5), layer 2 global
-    std::string err;
-    ASSERT_TRUE(testing::WriteSyntheticModel(*path_, spec, &err)) << err;
-    file_ = new GgufFile;
-    ASSERT_TRUE(file_->Open(*path_, &err)) << err;
-    config_ = new Config;
-    ASSERT_TRUE(config_->Read(*file_, &err)) << err;
-  }
-  static void TearDownTestSuite() {
-    std::remove(path_->c_str());
-    delete config_;
-    delete file_;
-    delete path_;
-  }
-  static std::vector<int32_t> Tokens(size_t n) {
-    std::vector<int32_t> t(n);
-    for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 37 + 5) % config_->vocab);
-    return t;
-  }
-  static std::vector<float> Run(int tp, const ReduceConfig& rc, const std::vector<int32_t>& tokens,
-                                RunStats* st) {
-    InProcessRunner run;
-    std::string err;
-    EXPECT_TRUE(run.Load(*file_, *config_, tp, &err)) << err;
-    std::vector<float> h;
-    EXPECT_TRUE(run.Forward(tokens, rc, &h, st, &err)) << err;
-    return h;
-  }
-  // The unquantized single-rank run: what the TP-N runs are compared with.
-  static std::vector<float> SingleRank(const std::vector<int32_t>& tokens) {
-    RunStats st;
-    ReduceConfig ring;
-    ring.options.algorithm = equarx::Algorithm::kRing;
-    return Run(1, ring, tokens, &st);
-  }
-  static std::string* path_;
-  static GgufFile* file_;
-  static Config* config_;
-};
-std::string* SyntheticModel::path_;
-GgufFile* SyntheticModel::file_;
-Config* SyntheticModel::config_;
-
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
   return m;
+}
+
+// A row's result does not depend on how many rows the call has (decode runs one row where
+// prefill ran many): bitwise, on every kernel, with partial panels, K chunks and accumulation.
+TEST(Gemm, RowCountDoesNotChangeBits) {
+  std::mt19937 rng(11);
+  const size_t n = 37, k = 600, rows = 13;
+  const std::vector<float> x = Normal(rng, rows * k), w = Normal(rng, n * k), y0 = Normal(rng, rows * n);
+  PackedMatrix pw;
+  PackRows(w.data(), n, k, k, &pw);
+  for (int acc = 0; acc < 2; ++acc) {
+    std::vector<float> all = y0;
+    Gemm(x.data(), rows, k, pw, all.data(), n, 1, acc);
+    for (size_t r0 = 0; r0 < rows; r0 += 4)
+      for (size_t nr = 1; nr <= 5 && r0 + nr <= rows; ++nr) {
+        std::vector<float> part(y0.begin() + r0 * n, y0.begin() + (r0 + nr) * n);
+        Gemm(x.data() + r0 * k, nr, k, pw, part.data(), n, 2, acc);
+        EXPECT_EQ(0, std::memcmp(part.data(), all.data() + r0 * n, part.size() * sizeof(float)))
+            << nr << " rows from row " << r0 << (acc ? ", accumulating" : "");
+      }
+  }
 }
 
 TEST_F(SyntheticModel, ConfigFromMetadata) {

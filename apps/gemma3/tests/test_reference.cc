@@ -1,7 +1,8 @@
 // test_reference.cc — the real Gemma 3 270M against the Python reference fixture
 // (apps/gemma3/reference/fixture.txt): tokenization identical, single-rank top-8 logits at
 // every position within tolerance, and TP-2/TP-4 over the unquantized ring within float
-// tolerance of TP-1. Skips unless the model is present: run scripts/fetch_model.sh, or set
+// tolerance of TP-1, and greedy decode at TP-2 over the ring gives TP-1's tokens. Skips unless the
+// model is present: run scripts/fetch_model.sh, or set
 // EQUARX_GEMMA3_MODEL to a .gguf path.
 #include <gtest/gtest.h>
 
@@ -153,6 +154,30 @@ TEST_F(RealModel, TensorParallelRingMatchesSingleRank) {
     EXPECT_LT(m, 1e-3 * scale) << "tp " << tp;
     std::printf("[ tp-%d ring ] max |hidden - tp1| = %.2e (max |hidden| %.1f)\n", tp, m, scale);
   }
+}
+
+// Greedy decode with the KV cache at TP = 2 over the unquantized equarx ring gives the tokens
+// of the exact run (one rank, no AllReduce) on a short prompt, every rank agreeing (Generate
+// fails otherwise), and the exact run's first token is the reference's argmax after the prompt.
+TEST_F(RealModel, GenerateWithTheRingGivesTheExactTokens) {
+  const Case& c = cases_.front();
+  ReduceConfig ring;
+  ring.options.algorithm = equarx::Algorithm::kRing;
+  std::string err;
+  GenerateResult exact, tp2;
+  {
+    InProcessRunner run;
+    ASSERT_TRUE(run.Load(file_, config_, 1, &err) && run.LoadHead(&err)) << err;
+    const equarx::Status st = run.Generate(c.tokens, 12, ReduceConfig{}, false, &exact);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  ASSERT_EQ(exact.tokens.front(), c.top.back().front().first);
+  InProcessRunner run;
+  ASSERT_TRUE(run.Load(file_, config_, 2, &err) && run.LoadHead(&err)) << err;
+  const equarx::Status st = run.Generate(c.tokens, 12, ring, false, &tp2);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(tp2.tokens, exact.tokens);
+  std::printf("[ generate ] '%s' ->%s\n", c.prompt.c_str(), tok_.Decode(tp2.tokens).c_str());
 }
 
 }  // namespace
