@@ -142,23 +142,46 @@ def allreduce(arrays, *, dtype=None, inplace=False, residuals=None, **options):
 
 
 class Communicator:
-    """One rank of a group that spans processes (built by from_mpi4py)."""
+    """One rank of a group that spans processes (built by from_mpi4py or equarx.bootstrap)."""
 
     def __init__(self, native):
         self._c = native
         self.last_stats = None
 
     @property
+    def _native(self):
+        if self._c is None:
+            raise InvalidArgumentError("this communicator was closed")
+        return self._c
+
+    def close(self):
+        """Releases the native communicator now (its connections, shared memory and threads)
+        rather than when the last reference to this object goes; every later use raises.
+        Collective in effect: the peers' calls fail once this rank's connections are gone."""
+        self._c = None
+
+    @property
     def rank(self):
-        return self._c.rank
+        return self._native.rank
 
     @property
     def size(self):
-        return self._c.size
+        return self._native.size
 
     @property
     def bytes_sent(self):
-        return self._c.bytes_sent
+        return self._native.bytes_sent
+
+    @property
+    def calls(self):
+        """AllReduce calls this communicator has made."""
+        return self._native.calls
+
+    @property
+    def ranks_per_host(self):
+        """What the option ranks_per_host means when a call leaves it unset: EQUARX_RANKS_PER_HOST,
+        else the layout of hosts the data path found (consecutive ranks per host), else 1."""
+        return self._native.ranks_per_host
 
     def allreduce(self, x, *, out=None, residual=None, stats=False, **options):
         """Sums `x` over all ranks (every rank calls it with the same shape, dtype, options).
@@ -176,7 +199,7 @@ class Communicator:
             if out.dtype != x.dtype or out.size != x.size:
                 raise InvalidArgumentError("out must have the dtype and size of x")
         res = [] if residual is None else [_residual_bytes(residual, x.size, "residual")]
-        self.last_stats = self._c.allreduce(in_bytes(x), out_bytes(out, "out"), dtype_code(x.dtype),
+        self.last_stats = self._native.allreduce(in_bytes(x), out_bytes(out, "out"), dtype_code(x.dtype),
                                             options, res, bool(stats))
         return out
 

@@ -1,7 +1,9 @@
 """Child of test_mpi.py, run under mpirun: equarx.from_mpi4py + allreduce on every rank.
 
 Rank 0 prints one JSON line: whether all ranks agree bitwise, match the in-process numpy API
-on the same inputs, and whether mismatched shapes fail on every rank with MismatchError.
+on the same inputs, whether mismatched shapes fail on every rank with MismatchError, and
+whether every rank's Communicator counts its calls, sees every rank on this host
+(ranks_per_host) and refuses calls after close().
 """
 
 import json
@@ -27,15 +29,25 @@ if r == 0:
 # The unquantized ring on integer-valued data is exact.
 z = comm.allreduce(np.full(100, float(r + 1), np.float32), algorithm="ring")
 ok_ring = bool(np.all(z == n * (n + 1) / 2))
+calls = comm.calls  # the two calls above
 # Mismatched counts across ranks fail on every rank (the library's descriptor exchange).
 try:
     comm.allreduce(np.ones(10 + r, np.float32))
     mismatch = False
 except equarx.MismatchError as e:
     mismatch = str(e) or True
-flags = world.gather((ok_ring, bool(mismatch)), root=0)
+# Every rank of this job is on this host; close() drops the native communicator at once.
+on_host = comm.ranks_per_host == n
+comm.close()
+try:
+    comm.allreduce(np.ones(10, np.float32))
+    closed = False
+except equarx.InvalidArgumentError as e:
+    closed = "closed" in str(e)
+flags = world.gather((ok_ring, bool(mismatch), calls == 2, on_host, closed), root=0)
 if r == 0:
     out["exact_ring"] = all(f[0] for f in flags)
     out["mismatch_everywhere"] = all(f[1] for f in flags)
+    out["calls_counted"], out["ranks_per_host"], out["closed"] = (all(f[i] for f in flags) for i in (2, 3, 4))
     out["mismatch_message"] = mismatch
     print(json.dumps(out), flush=True)

@@ -30,3 +30,4 @@ def test_mpi4py_communicator(np_):
     r = json.loads(p.stdout.strip().splitlines()[-1])
     assert r["size"] == np_ and r["agree"] and r["equal_inprocess"] and r["exact_ring"], r
     assert r["mismatch_everywhere"], r
+    assert r["calls_counted"] and r["ranks_per_host"] and r["closed"], r
