@@ -2,27 +2,47 @@
 
     import torch.distributed as dist, equarx.torch as et     # the import registers "equarx"
     dist.init_process_group("equarx")                        # torchrun / env://, CPU tensors
+    dist.all_reduce(t)                                       # float SUM/AVG: equarx's C++ AllReduce
     et.options(codec="int8", algorithm="two_shot")           # this group's AllReduce options
-    dist.all_reduce(t)                                       # equarx's C++ AllReduce, in place
     et.all_reduce(t, codec="int4", residual=res)             # per-call options, error feedback
     ddp.register_comm_hook(et.HookState(codec="int8", error_feedback=True), et.allreduce_hook)
 
 The backend sets up an equarx communicator through the process group's own Store (the
-addresses of equarx's authenticated TCP connections, no MPI: equarx.bootstrap) and runs every
-``all_reduce`` (SUM or AVG; float32, bfloat16, float16; CPU, contiguous) through equarx's C++
-AllReduce on one worker thread per group, in call order: ``async_op=True`` returns at once
-and the work object completes when the call has. Every other collective (broadcast, barrier,
-all_gather, reduce_scatter, send/recv, ...) goes to a gloo process group that the backend
-builds from the same store, so DDP and the rest of torch.distributed work unchanged.
+addresses of equarx's authenticated connections, no MPI: equarx.bootstrap) and a gloo backend
+over the same store.
 
-Options: those of ``equarx.allreduce`` (algorithm, phases, codec, block, rotation,
-scale_format, rounding, seed, ...; ``equarx.options()`` lists them), set per group with
-``options(...)`` or per call with ``all_reduce(t, **options)``; absent ones take the library's
-defaults. ``timeout_ms`` defaults to the timeout given to ``init_process_group``: a dead peer
-makes every survivor's call raise within it, and the group then refuses further calls.
+What goes where. ``all_reduce`` of one contiguous CPU float32, bfloat16 or float16 tensor
+with ReduceOp SUM, AVG (the sum divided by the group's size) or PREMUL_SUM (the tensor
+multiplied by the op's factor in its dtype, then summed) runs equarx's C++ AllReduce on one
+worker thread per group, in call order: ``async_op=True`` returns at once and the work object
+completes when the call has. Every other ``all_reduce`` (integer, bool and float64 tensors;
+MAX, MIN, PRODUCT, BAND, BOR, BXOR) and every other collective (broadcast, barrier,
+all_gather, reduce_scatter, send/recv, ...) goes to gloo, exact as gloo computes it, so DDP and
+the rest of torch.distributed work unchanged.
+
+Devices (PyTorch 2.x). The backend is registered for the CPU only and torch builds one backend
+per device named: "equarx" is a CPU group; "cpu:equarx,cuda:nccl" keeps NCCL for CUDA
+tensors; "cpu:gloo,cuda:equarx" leaves CPU tensors to gloo, warns at init that equarx has no
+CUDA path, and every collective on a CUDA tensor raises UnsupportedError. (PyTorch 1.13 has
+no per-device backends: there "equarx" is the whole group and a CUDA tensor raises.)
+
+Options: the library's AllReduce options, named as in ``equarx.options()`` (algorithm, phases,
+codec, block, scale, rotation, rounding, seed, microshards, quantize_min_bytes,
+f32_partials, timeout_ms, validate, mode, inner, ranks_per_host, threads), plus ``dtype``
+(run the AllReduce in float32, bfloat16 or float16: the tensor is converted with round to
+nearest even and the result converted back into it). Set per group with ``options(...)`` or
+per call with ``all_reduce(t, **options)``; absent ones take the library's defaults, so the
+default call is the library's: ``auto`` picks the schedule by size, exact (unquantized, f32
+sums) below the size where quantizing pays and whenever every rank is on one host.
+``timeout_ms`` defaults to the timeout given to ``init_process_group``: a dead peer makes every
+survivor's call raise within it, and the group then refuses further calls.
 
 Errors are equarx.errors classes (RuntimeError subclasses, as torch.distributed raises):
 shapes or options that differ between ranks raise MismatchError on every rank.
+
+Lifetime: ``destroy_process_group`` finishes the group's queued calls and ends its
+communicator, worker thread and gloo backend; a new group can then be made in the same
+processes any number of times (each set-up's store keys are its own).
 
 ``all_reduce`` and the hook also work on a group of another backend (e.g. gloo) when it is the
 default group: equarx then sets up its communicator through the default group's store at the
@@ -37,19 +57,57 @@ import queue
 import sys
 import threading
 import traceback
+import warnings
+import weakref
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
 from . import bootstrap as _bootstrap
+from ._arrays import BFLOAT16, to_dtype
+from .codec import convert as _convert
 from .collectives import canonical_options, wire_bytes_per_rank as _wire_bytes_per_rank
-from ._arrays import BFLOAT16
-from .errors import DTypeError, InvalidArgumentError, LayoutError, MismatchError, UnsupportedError
+from .errors import DTypeError, InvalidArgumentError, LayoutError, UnsupportedError
 
 BACKEND = "equarx"
 _DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _C10D = torch._C._distributed_c10d
+_RED = dist.ReduceOp
+_AVG = getattr(_RED, "AVG", None)
+_PREMUL_SUM = getattr(_RED, "PREMUL_SUM", None)
+_DESTROYED = "this equarx process group was destroyed (destroy_process_group)"
+_OP_NAMES = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM")
+
+
+def _op_name(op):
+    """The name of a ReduceOp ("SUM", "MAX", ...), for messages."""
+    for n in _OP_NAMES:
+        try:
+            if hasattr(_RED, n) and op == getattr(_RED, n):
+                return n
+        except (TypeError, RuntimeError):
+            pass
+    inner = getattr(op, "op", op)
+    return getattr(inner, "name", None) or str(inner)
+
+
+def _sum_kind(op):
+    """"sum", "avg" or "premul" for the ops equarx runs (on float tensors), else None."""
+    if op == _RED.SUM:
+        return "sum"
+    if _AVG is not None and op == _AVG:
+        return "avg"
+    if _PREMUL_SUM is not None and op == _PREMUL_SUM:
+        return "premul"
+    return None
+
+
+def _goes_to_equarx(tensor, op):
+    """Whether dist.all_reduce of `tensor` with `op` is equarx's: a CPU tensor of a float dtype
+    equarx sums, and SUM, AVG or PREMUL_SUM. Anything else is gloo's."""
+    return (isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu" and tensor.dtype in _DTYPES
+            and _sum_kind(op) is not None)
 
 
 def _numpy_view(t, what):
@@ -57,19 +115,31 @@ def _numpy_view(t, what):
     if not isinstance(t, torch.Tensor):
         raise LayoutError(f"{what} must be a torch.Tensor, got {type(t).__name__}")
     if t.device.type != "cpu":
-        raise UnsupportedError(f"{what} is on {t.device}; the equarx backend works on CPU tensors "
-                               "(use NCCL for GPU tensors)")
+        raise UnsupportedError(f"{what} is on {t.device}; the equarx backend works on CPU tensors and has no "
+                               f"{t.device.type.upper()} path yet (name another backend for that device, "
+                               f"e.g. init_process_group('cpu:equarx,cuda:nccl'))")
     if not t.is_contiguous():
         raise LayoutError(f"{what} is not contiguous (pass {what}.contiguous())")
     if t.dtype not in _DTYPES:
-        raise DTypeError(f"{what} has dtype {t.dtype}; equarx sums float32, bfloat16 or float16 "
-                         f"(got {str(t.dtype).replace('torch.', '')})")
+        raise DTypeError(f"{what} has dtype {str(t.dtype).replace('torch.', '')}; equarx.torch.all_reduce sums "
+                         "float32, bfloat16 or float16 (dist.all_reduce forwards other dtypes to gloo)")
     flat = t.detach().reshape(-1)
     if t.dtype == torch.bfloat16:
         if BFLOAT16 is None:
             raise DTypeError("bfloat16 tensors need the ml_dtypes package")
         return flat.view(torch.int16).numpy().view(BFLOAT16)
     return flat.numpy()
+
+
+def _run_dtype(dtype):
+    """The numpy dtype of the per-call option dtype= (a torch dtype or a name), or None."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, torch.dtype):
+        if dtype not in _DTYPES:
+            raise DTypeError(f"dtype={dtype}: equarx runs the AllReduce in float32, bfloat16 or float16")
+        dtype = _DTYPES[dtype]
+    return to_dtype(dtype)
 
 
 def _residual_array(residual, count):
@@ -98,7 +168,8 @@ class _Worker:
     def _run(self):
         while True:
             job = self._q.get()
-            if job is None:
+            if callable(job):  # close()'s last step
+                job()
                 return
             job.run()
 
@@ -106,9 +177,12 @@ class _Worker:
         self._q.put(job)
         return job
 
-    def close(self):
-        self._q.put(None)
-        self._thread.join()
+    def close(self, last):
+        """Runs the jobs queued so far, then `last()`, then ends the thread; waits for that
+        unless called on the thread itself (a finalizer may run there)."""
+        self._q.put(last)
+        if threading.current_thread() is not self._thread:
+            self._thread.join()
 
 
 class _Job:
@@ -130,6 +204,7 @@ class _Job:
             # tensors), which would otherwise live as long as the work object.
             traceback.clear_frames(e.__traceback__)
             self.error = e
+        self._fn = None
         # The future first: a waiter released by `done` may look at it at once.
         if self.error is None:
             self._raw.set_result([self.tensor])
@@ -144,7 +219,7 @@ class _Job:
         return True
 
 
-_live = []  # every _Communicator, closed at exit (their threads hold native objects)
+_live = set()  # every open _Communicator, closed at exit (their threads hold native objects)
 _live_lock = threading.Lock()
 
 
@@ -153,51 +228,83 @@ class _Communicator:
 
     def __init__(self, comm, timeout):
         self.comm = comm
+        self.size = comm.size
         self.worker = _Worker(f"equarx-rank{comm.rank}")
+        self._lock = threading.Lock()
+        self._closed = False
         with _live_lock:
-            _live.append(self)
+            _live.add(self)
         self.defaults = {}
         self.timeout_ms = max(1, int(timeout.total_seconds() * 1000)) if timeout is not None else None
 
-    def submit(self, tensor, op, residual, options, average=False):
-        """Queues the AllReduce of `tensor` (op SUM, or AVG / average: the sum divided by the
-        group's size); every argument is checked here, on the caller's thread."""
+    def submit(self, tensor, op, residual, options, average=False, on_bytes=None):
+        """Queues the AllReduce of `tensor` (op SUM, AVG or PREMUL_SUM; average: divide the sum
+        by the group's size); every argument is checked here, on the caller's thread.
+        on_bytes(n), if given, is called on the worker with the bytes this call sent."""
+        kind = _sum_kind(op)
+        if kind is None:
+            raise UnsupportedError(f"equarx.torch.all_reduce sums (ReduceOp SUM, AVG or PREMUL_SUM), got "
+                                   f"ReduceOp.{_op_name(op)}; dist.all_reduce on the group forwards it to gloo")
         x = _numpy_view(tensor, "tensor")
         res = _residual_array(residual, x.size)
         opts = dict(self.defaults)
         opts.update({k: v for k, v in options.items() if v is not None})
+        run = _run_dtype(opts.pop("dtype", None))
         if self.timeout_ms is not None:
             opts.setdefault("timeout_ms", self.timeout_ms)
         canonical_options(**opts)  # bad names and values raise here
-        if op != dist.ReduceOp.SUM and (_AVG is None or op != _AVG):
-            raise UnsupportedError(f"the equarx backend's all_reduce sums (ReduceOp.SUM or AVG), got {op}")
-        average = average or (_AVG is not None and op == _AVG)
-        n = self.comm.size
+        factor = None
+        if kind == "premul":
+            factor = getattr(op, "factor", None)
+            if factor is None:
+                raise UnsupportedError("ReduceOp.PREMUL_SUM without a readable factor (this torch's ReduceOp "
+                                       "has no .factor): multiply the tensor and use SUM")
+        average = average or kind == "avg"
+        n = self.size
 
         def call():
-            self.comm.allreduce(x, out=x, residual=res, **opts)
+            # The communicator is looked up here, not captured: a failed call's traceback keeps
+            # this function alive, and must not keep the native communicator past close().
+            comm = self.comm
+            if factor is not None:
+                tensor.mul_(factor)
+            y = x if run is None or run == x.dtype else _convert(x, run)
+            before = comm.bytes_sent
+            comm.allreduce(y, out=y, residual=res, **opts)
+            if on_bytes is not None:
+                on_bytes(comm.bytes_sent - before)
+            if y is not x:
+                np.copyto(x, _convert(y, x.dtype))
             if average:
                 tensor.div_(n)
 
-        return self.worker.submit(_Job(call, tensor))
+        with self._lock:  # no call is queued after close() began
+            if self._closed:
+                raise InvalidArgumentError(_DESTROYED)
+            return self.worker.submit(_Job(call, tensor))
 
     def close(self):
-        """Finishes the queued calls, stops the thread and drops the native communicator."""
-        if self.comm is not None:
-            self.worker.close()
-            self.comm = None
+        """Finishes the queued calls, stops the thread and drops the native communicator
+        (idempotent)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.worker.close(self._drop)
+
+    def _drop(self):
+        comm, self.comm = self.comm, None
+        comm.close()  # even where a caller still holds the Communicator object
+        with _live_lock:
+            _live.discard(self)
 
 
 @atexit.register
 def _close_all():
     with _live_lock:
         live = list(_live)
-        _live.clear()
     for c in live:
         c.close()
-
-
-_AVG = getattr(dist.ReduceOp, "AVG", None)
 
 
 class _Work(_C10D.Work):
@@ -244,97 +351,212 @@ def _work(job, caller=None):
     return _Work(job)
 
 
-class ProcessGroupEquarx(_C10D.ProcessGroup):
-    """The "equarx" backend: all_reduce through equarx, everything else through gloo."""
+# ---- the group's parts: an equarx communicator for float sums, gloo for the rest ----
+
+_INCARNATIONS = "equarx/incarnations"
+
+
+def _incarnation(store, size):
+    """This set-up's number among those made over `store` under its prefix (0, 1, ...), the
+    same on every rank: each rank adds 1 to a counter, and a set-up's `size` adds all come
+    before the next set-up's first (a rank starts the next one only after the set-up read
+    every rank's card, written after its add). torch names its groups afresh after
+    destroy_process_group and a store can outlive its groups (torchrun's), so keys without
+    this number would meet the last set-up's."""
+    return (int(store.add(_INCARNATIONS, 1)) - 1) // size
+
+
+class _Parts:
+    """What a ProcessGroupEquarx or an EquarxBackend holds: a gloo backend and an equarx
+    communicator made over `store`, under keys of this set-up's own."""
 
     def __init__(self, store, rank, size, timeout):
-        super().__init__(rank, size)
-        self._timeout = timeout
-        self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, size, timeout)
-        if hasattr(self, "_register_backend"):
-            # torch 2.x: a process group dispatches the collectives this class does not define
-            # (all_gather_single, reduce_scatter_single, ...) to its device's backend.
-            gloo = _C10D.ProcessGroup.BackendType.GLOO
-            self._register_backend(torch.device("cpu"), gloo, self._gloo)
-            self._set_default_backend(gloo)
-        comm = _bootstrap.from_store(dist.PrefixStore("equarx", store), rank, size, prefix="setup",
+        prefix = f"equarx/{_incarnation(store, size)}"
+        self.gloo = dist.ProcessGroupGloo(dist.PrefixStore(prefix + "/gloo", store), rank, size, timeout)
+        comm = _bootstrap.from_store(dist.PrefixStore(prefix, store), rank, size, prefix="setup",
                                      timeout=timeout.total_seconds())
-        self._equarx = _Communicator(comm, timeout)
+        self.equarx = _Communicator(comm, timeout)
+
+    def allreduce(self, tensors, opts, caller):
+        if isinstance(tensors, torch.Tensor):
+            tensors = [tensors]
+        op = getattr(opts, "reduceOp", opts) if opts is not None else _RED.SUM
+        for t in tensors:  # the group serves the CPU (a backend string names another for CUDA)
+            if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+                _numpy_view(t, "tensor")  # raises UnsupportedError
+        if len(tensors) == 1 and _goes_to_equarx(tensors[0], op):
+            return _work(self.equarx.submit(tensors[0], op, None, {}), caller)
+        if len(tensors) != 1 and any(_goes_to_equarx(t, op) for t in tensors):
+            raise UnsupportedError(f"the equarx backend reduces one tensor per call, got {len(tensors)}")
+        g = self.gloo
+        if g is None:
+            raise InvalidArgumentError(_DESTROYED)
+        return g.allreduce(tensors, opts) if opts is not None else g.allreduce(tensors)
+
+    def forward(self, name, args, kwargs):
+        g = self.gloo
+        if g is None:
+            raise InvalidArgumentError(_DESTROYED)
+        return getattr(g, name)(*args, **kwargs)
+
+    def close(self):
+        self.equarx.close()
+        g, self.gloo = self.gloo, None
+        if g is not None and hasattr(g, "shutdown"):
+            g.shutdown()
+
+
+def _forwarding(cls, names):
+    """Adds to `cls` a method per name that calls gloo's method of that name."""
+    for name in names:
+        def method(self, *args, _name=name, **kwargs):
+            return self._parts.forward(_name, args, kwargs)
+        method.__name__ = name
+        setattr(cls, name, method)
+    return cls
+
+
+# The collectives forwarded to gloo by name. torch 2.x: every one a Backend dispatches (the
+# names of torch's PyBackend trampoline); 1.13: those of its ProcessGroup.
+_BACKEND_FORWARDED = ("broadcast", "allreduce_coalesced", "allreduce_sparse", "reduce", "allgather",
+                      "all_gather_single", "_allgather_base", "allgather_coalesced", "all_gather_single_coalesced",
+                      "gather", "scatter", "reduce_scatter", "reduce_scatter_single", "_reduce_scatter_base",
+                      "reduce_scatter_single_coalesced", "all_to_all_single", "alltoall",
+                      "send", "recv", "recv_anysource", "barrier")
+_GROUP_FORWARDED = ("allreduce_coalesced", "broadcast", "barrier", "allgather", "_allgather_base",
+                    "allgather_coalesced", "gather", "scatter", "reduce", "reduce_scatter", "_reduce_scatter_base",
+                    "alltoall", "alltoall_base", "send", "recv", "recv_anysource", "monitored_barrier")
+
+
+def _backend_class_works():
+    """Whether this torch lets a Python subclass of its C++ Backend serve a device (2.x with
+    the PyBackend trampoline: a C++ call reaches the Python override)."""
+    base = getattr(_C10D, "Backend", None)
+    if base is None:
+        return False
+    try:
+        probe = type("_Probe", (base,), {"getBackendName": lambda self: "probe"})
+        return probe(0, 1).name() == "probe"
+    except Exception:  # noqa: BLE001 - any failure: no usable trampoline
+        return False
+
+
+class _OverParts:
+    """What ProcessGroupEquarx and EquarxBackend share: torch's calls on their _Parts."""
 
     def getBackendName(self):  # noqa: N802 - torch's name
         return BACKEND
 
     @property
     def equarx_communicator(self):
-        """The equarx.collectives.Communicator under this group."""
-        return self._equarx.comm
+        """The equarx.collectives.Communicator under this group (None once destroyed)."""
+        return self._parts.equarx.comm
 
     def allreduce(self, tensors, opts=None):
-        if isinstance(tensors, torch.Tensor):
-            tensors = [tensors]
-        if len(tensors) != 1:
-            raise UnsupportedError(f"the equarx backend reduces one tensor per call, got {len(tensors)}")
-        op = getattr(opts, "reduceOp", opts) if opts is not None else dist.ReduceOp.SUM
-        return _work(self._equarx.submit(tensors[0], op, None, {}), sys._getframe(1))
+        return self._parts.allreduce(tensors, opts, sys._getframe(1))
 
-    # Everything else: gloo over the same store.
-    def allreduce_coalesced(self, *args, **kwargs):
-        return self._gloo.allreduce_coalesced(*args, **kwargs)
+    def shutdown(self):
+        """destroy_process_group (torch 2.x): the queued calls finish, then the communicator,
+        its thread and the gloo backend go."""
+        self._parts.close()
 
-    def broadcast(self, *args, **kwargs):
-        return self._gloo.broadcast(*args, **kwargs)
 
-    def barrier(self, *args, **kwargs):
-        return self._gloo.barrier(*args, **kwargs)
+class ProcessGroupEquarx(_OverParts, _C10D.ProcessGroup):
+    """The group of the backend string "equarx" (the CPU): float sums through equarx,
+    everything else through gloo."""
 
-    def allgather(self, *args, **kwargs):
-        return self._gloo.allgather(*args, **kwargs)
+    def __init__(self, store, rank, size, timeout):
+        super().__init__(rank, size)
+        self._parts = _Parts(store, rank, size, timeout)
+        if hasattr(self, "_register_backend"):
+            # torch 2.x: a process group dispatches the collectives this class does not define
+            # (all_gather_single, reduce_scatter_single, ...) to its device's backend.
+            gloo = _C10D.ProcessGroup.BackendType.GLOO
+            self._register_backend(torch.device("cpu"), gloo, self._parts.gloo)
+            self._set_default_backend(gloo)
+        # torch 2.x's destroy_process_group calls shutdown(); 1.13's drops the group without a
+        # call to it: then the communicator and its thread go when the group object does.
+        weakref.finalize(self, self._parts.close)
 
-    def _allgather_base(self, *args, **kwargs):
-        return self._gloo._allgather_base(*args, **kwargs)
 
-    def allgather_coalesced(self, *args, **kwargs):
-        return self._gloo.allgather_coalesced(*args, **kwargs)
+_forwarding(ProcessGroupEquarx, _GROUP_FORWARDED)
 
-    def gather(self, *args, **kwargs):
-        return self._gloo.gather(*args, **kwargs)
+if _backend_class_works():
 
-    def scatter(self, *args, **kwargs):
-        return self._gloo.scatter(*args, **kwargs)
+    class EquarxBackend(_OverParts, _C10D.Backend):
+        """The CPU backend of a group whose backend string names several backends
+        ("cpu:equarx,cuda:nccl"): float sums through equarx, the rest through gloo."""
 
-    def reduce(self, *args, **kwargs):
-        return self._gloo.reduce(*args, **kwargs)
+        def __init__(self, store, rank, size, timeout):
+            super().__init__(rank, size)
+            self._parts = _Parts(store, rank, size, timeout)
 
-    def reduce_scatter(self, *args, **kwargs):
-        return self._gloo.reduce_scatter(*args, **kwargs)
+        def monitored_barrier(self, opts, wait_all_ranks=False):
+            g = self._parts.gloo
+            if g is None:
+                raise InvalidArgumentError(_DESTROYED)
+            g.monitored_barrier(opts.timeout, wait_all_ranks)
 
-    def _reduce_scatter_base(self, *args, **kwargs):
-        return self._gloo._reduce_scatter_base(*args, **kwargs)
+    _forwarding(EquarxBackend, _BACKEND_FORWARDED)
 
-    def alltoall(self, *args, **kwargs):
-        return self._gloo.alltoall(*args, **kwargs)
+    class _NoDeviceBackend(_C10D.Backend):
+        """What "DEVICE:equarx" gives for a device other than the CPU: every collective raises."""
 
-    def alltoall_base(self, *args, **kwargs):
-        return self._gloo.alltoall_base(*args, **kwargs)
+        def __init__(self, rank, size, device):
+            super().__init__(rank, size)
+            self._device = device
 
-    def send(self, *args, **kwargs):
-        return self._gloo.send(*args, **kwargs)
+        def getBackendName(self):  # noqa: N802 - torch's name
+            return BACKEND
 
-    def recv(self, *args, **kwargs):
-        return self._gloo.recv(*args, **kwargs)
+        def _refuse(self, *args, **kwargs):
+            raise UnsupportedError(f"the equarx backend has no {self._device.upper()} path yet: {self._device} "
+                                   f"tensors cannot be reduced by it (name another backend for {self._device}, "
+                                   f"e.g. 'cpu:equarx,{self._device}:nccl')")
 
-    def recv_anysource(self, *args, **kwargs):
-        return self._gloo.recv_anysource(*args, **kwargs)
+    for _name in ("allreduce",) + _BACKEND_FORWARDED:
+        setattr(_NoDeviceBackend, _name, _NoDeviceBackend._refuse)
+else:
+    EquarxBackend = _NoDeviceBackend = None
 
-    def monitored_barrier(self, *args, **kwargs):
-        return self._gloo.monitored_barrier(*args, **kwargs)
+
+def _being_created():
+    """(device, {device: backend}) of the backend torch 2.x is building: its
+    _new_process_group_helper calls the creator from its loop over the backend string's
+    devices, with the device in its local `device` and the string's map in `backend_config`.
+    (None, None) where that cannot be read."""
+    f = sys._getframe(2)
+    if f.f_code.co_name != "_new_process_group_helper":
+        return None, None
+    dev, config = f.f_locals.get("device"), f.f_locals.get("backend_config")
+    try:
+        devices = {str(d): str(b) for d, b in config.get_device_backend_map().items()}
+    except AttributeError:
+        devices = None
+    return (str(dev) if isinstance(dev, (str, torch.device)) else None), devices
 
 
 def _create(*args):
     """register_backend's creator: (store, rank, size, timeout) in torch 1.13; torch 2.x may
-    pass a trailing options object."""
+    pass a trailing options object.
+
+    The string "equarx" (only the CPU, only equarx) gets a whole group, ProcessGroupEquarx:
+    torch takes a ProcessGroup a creator returns as the group itself. A string that names
+    other backends too gets a backend per device, as torch builds them, so the other devices
+    keep theirs: EquarxBackend for the CPU, and for another device one that refuses every call."""
     store, rank, size, timeout = args[:4]
-    return ProcessGroupEquarx(store, rank, size, timeout)
+    if EquarxBackend is None:  # torch 1.13: no backends per device
+        return ProcessGroupEquarx(store, rank, size, timeout)
+    device, devices = _being_created()
+    if devices == {"cpu": BACKEND}:
+        return ProcessGroupEquarx(store, rank, size, timeout)
+    if device is not None and torch.device(device).type != "cpu":
+        kind = torch.device(device).type
+        warnings.warn(f"the equarx backend has no {kind.upper()} path yet: this group's {kind} collectives "
+                      f"will raise UnsupportedError (name another backend for {kind}, e.g. 'cpu:equarx,{kind}:nccl')",
+                      stacklevel=3)
+        return _NoDeviceBackend(rank, size, kind)
+    return EquarxBackend(store, rank, size, timeout)
 
 
 def _register():
@@ -349,22 +571,46 @@ def _register():
 _register()
 
 # Communicators of groups of other backends (the default group), made through the default
-# store at their first call.
+# store at their first call: id(group) -> (weak reference to the group, _Communicator).
 _side = {}
 _side_lock = threading.Lock()
 _side_count = itertools.count()
 
 
+def _default_group():
+    try:
+        return dist.distributed_c10d._get_default_group()
+    except (RuntimeError, ValueError, AttributeError):
+        return None
+
+
+def _own_parts(pg):
+    """The _Parts of an "equarx" group, or None for a group of another backend."""
+    if isinstance(pg, ProcessGroupEquarx):
+        return pg._parts
+    if EquarxBackend is None:
+        return None
+    try:
+        b = pg._get_backend(torch.device("cpu"))
+    except (RuntimeError, ValueError):
+        return None
+    return b._parts if isinstance(b, EquarxBackend) else None
+
+
 def _communicator(group):
     """The _Communicator that serves `group` (None: the default group)."""
-    pg = group if group is not None else dist.distributed_c10d._get_default_group()
-    if isinstance(pg, ProcessGroupEquarx):
-        return pg._equarx
+    default = _default_group()
+    pg = group if group is not None else default
+    if pg is None:
+        raise InvalidArgumentError("no process group: call torch.distributed.init_process_group first")
+    parts = _own_parts(pg)
+    if parts is not None:
+        return parts.equarx
     with _side_lock:
         c = _side.get(id(pg))
-        if c is not None and c[0] is pg:
+        if c is not None and c[0]() is pg:
             return c[1]
-    if group is not None and group is not dist.distributed_c10d._get_default_group():
+    if pg is not default:
         raise UnsupportedError("equarx.torch.all_reduce runs on an 'equarx' process group, or on the default "
                                "group of another backend; for other groups create them with backend='equarx'")
     store = dist.distributed_c10d._get_default_store()
@@ -373,15 +619,31 @@ def _communicator(group):
                                  timeout=timeout.total_seconds())
     c = _Communicator(comm, None)
     with _side_lock:
-        _side[id(pg)] = (pg, c)
+        _side[id(pg)] = (weakref.ref(pg), c)
+    # The communicator and its thread go with the group (destroy_process_group drops it).
+    weakref.finalize(pg, _drop_side, id(pg), c)
     return c
+
+
+def _drop_side(key, c):
+    with _side_lock:
+        if key in _side and _side[key][1] is c:
+            del _side[key]
+    c.close()
+
+
+def _check_options(opts):
+    """Validates options as all_reduce takes them: the library's, plus dtype."""
+    opts = dict(opts)
+    _run_dtype(opts.pop("dtype", None))
+    canonical_options(**opts)
 
 
 def options(group=None, **opts):
     """Sets the AllReduce options of `group` (None: the default group) for every later
     ``dist.all_reduce`` on it; returns a context manager that restores the previous ones on
     exit. Options are validated here (InvalidArgumentError names the valid choices)."""
-    canonical_options(**opts)
+    _check_options(opts)
     c = _communicator(group)
     before = dict(c.defaults)
     c.defaults.update({k: v for k, v in opts.items() if v is not None})
@@ -398,12 +660,12 @@ def options(group=None, **opts):
 
 
 def all_reduce(tensor, group=None, *, op=None, async_op=False, residual=None, average=False, **opts):
-    """Sums `tensor` in place over `group` with equarx (like dist.all_reduce), with per-call
-    options. residual: this rank's float32 error-feedback array (tensor or numpy, the
-    tensor's size, zeros at first; updated in place); average or op=ReduceOp.AVG divides the
-    sum by the group's size. Returns a work object if async_op, else the tensor."""
-    job = _communicator(group).submit(tensor, dist.ReduceOp.SUM if op is None else op, residual, opts,
-                                      average=average)
+    """Sums the float32, bfloat16 or float16 `tensor` in place over `group` with equarx (like
+    dist.all_reduce), with per-call options (the library's, and dtype=). op: ReduceOp SUM
+    (default), AVG or PREMUL_SUM; average=True is AVG. residual: this rank's float32
+    error-feedback array (tensor or numpy, the tensor's size, zeros at first; updated in
+    place). Returns a work object if async_op, else the tensor."""
+    job = _communicator(group).submit(tensor, _RED.SUM if op is None else op, residual, opts, average=average)
     if async_op:
         return _work(job)
     job.wait()
@@ -411,16 +673,18 @@ def all_reduce(tensor, group=None, *, op=None, async_op=False, residual=None, av
 
 
 def wire_bytes_per_rank(count, ranks, *, dtype=torch.float32, **opts):
-    """Bytes one rank sends in all_reduce of `count` elements of `dtype` with these options."""
+    """Bytes one rank sends in all_reduce of `count` elements of `dtype` with these options, by
+    the library's plan for ranks on separate hosts unless ranks_per_host says otherwise."""
     return _wire_bytes_per_rank(count, _DTYPES[dtype], ranks, **opts)
 
 
 class HookState:
     """State of `allreduce_hook` for one DDP model: the group, options, per-bucket residuals
-    (error feedback), the step count (a new stochastic-rounding seed per step) and bytes sent."""
+    (error feedback), the step count (a new stochastic-rounding seed per step) and the bytes
+    this rank sent (counted by the communicator)."""
 
     def __init__(self, group=None, *, seed=0, error_feedback=False, **opts):
-        canonical_options(**opts)
+        _check_options(opts)
         self.group = group
         self.options = opts
         self.seed = int(seed)
@@ -428,6 +692,21 @@ class HookState:
         self.residuals = {}
         self.step = 0
         self.bytes_sent = 0
+
+    def _count(self, n):
+        self.bytes_sent += n
+
+
+def _hook_options(state, comm):
+    """The options of the hook's calls: the state's. With error feedback and auto left to pick
+    (no algorithm pinned, no ranks_per_host), on ranks spread over several hosts with several
+    ranks each: ranks_per_host 1, i.e. auto's choice among the flat schedules, since the
+    hierarchical one it could pick there takes no residual."""
+    o = dict(state.options)
+    if (state.error_feedback and o.get("algorithm", "auto") == "auto" and not o.get("ranks_per_host")
+            and comm is not None and 1 < comm.ranks_per_host < comm.size):
+        o["ranks_per_host"] = 1
+    return o
 
 
 def allreduce_hook(state, bucket):
@@ -444,13 +723,14 @@ def allreduce_hook(state, bucket):
         if res is None or res.size != t.numel():
             res = state.residuals[key] = np.zeros(t.numel(), np.float32)
     seed = (state.seed * 1000003 + state.step * 1009 + bucket.index()) % (1 << 63)
-    work = all_reduce(t, state.group, seed=seed, residual=res, average=True, async_op=True, **state.options)
-    n = _communicator(state.group).comm.size
-    state.bytes_sent += int(wire_bytes_per_rank(t.numel(), n, dtype=t.dtype, **state.options))
+    c = _communicator(state.group)
+    opts = _hook_options(state, c.comm)
+    opts["seed"] = seed
+    job = c.submit(t, _RED.SUM, res, opts, average=True, on_bytes=state._count)
     if bucket.is_last():
         state.step += 1
-    return work.get_future().then(lambda f: f.value()[0])
+    return _work(job).get_future().then(lambda f: f.value()[0])
 
 
-__all__ = ["BACKEND", "ProcessGroupEquarx", "all_reduce", "allreduce_hook", "HookState", "options",
-           "wire_bytes_per_rank"]
+__all__ = ["BACKEND", "EquarxBackend", "ProcessGroupEquarx", "all_reduce", "allreduce_hook", "HookState",
+           "options", "wire_bytes_per_rank"]
