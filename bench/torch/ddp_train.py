@@ -12,13 +12,13 @@ torchrun does, or OMPI_COMM_WORLD_RANK/SIZE with MASTER_ADDR/MASTER_PORT):
 The task, model, batches and optimizer are examples/python/torch_ddp_train.py's (a character
 model of the GPL v3 text, ~0.33 M parameters, SGD with momentum). The process group is
 "equarx"; the f32 run trains DDP on a gloo group made from the same store (torch's own
-AllReduce), the others register equarx.torch.allreduce_hook on the equarx group with the
-library's defaults but the codec (full_bidir, rs+ag, block 64, the rotation). Every run starts
-from the same weights and sees the same batches; the quantized runs go on for --extra
+AllReduce), the others register equarx.torch.allreduce_hook on the equarx group with full_bidir
+rs+ag pinned (block 64 and the rotation: the library's defaults) and the codec. Every run
+starts from the same weights and sees the same batches; the quantized runs go on for --extra
 (default 0.5) times more steps than f32's, so that the time to reach f32's final held-out loss
-is measured even where they reach it a little later by step. Timed: the training steps only
-(a barrier before the first); the held-out loss is evaluated every --eval-every steps outside
-the clock.
+is measured even where they reach it a little later by step. Timed: the training steps only (a
+barrier before the first); the held-out loss is evaluated every --eval-every steps outside the
+clock.
 
 Rows (rank 0, JSON lines): per configuration {"type":"ddp", "config", "steps", "train_s":
 [cumulative seconds after each step], "loss": [per step], "eval": [[step, seconds, held-out
@@ -45,10 +45,10 @@ import launch  # noqa: E402
 
 CONFIGS = [  # (name, hook options or None for gloo f32)
     ("gloo f32", None),
-    ("int8", dict(codec="int8")),
-    ("int8 EF", dict(codec="int8", error_feedback=True)),
-    ("int4", dict(codec="int4")),
-    ("int4 EF", dict(codec="int4", error_feedback=True)),
+    ("int8", dict(algorithm="full_bidir", codec="int8")),
+    ("int8 EF", dict(algorithm="full_bidir", codec="int8", error_feedback=True)),
+    ("int4", dict(algorithm="full_bidir", codec="int4")),
+    ("int4 EF", dict(algorithm="full_bidir", codec="int4", error_feedback=True)),
 ]
 
 
