@@ -134,13 +134,14 @@ elif scenario == "feedback":
 
 elif scenario in ("hook", "gloo_side"):
     # The same DDP training twice from the same weights and batches: plain (the group's own
-    # all_reduce: f32 through equarx's unquantized ring, or gloo) and with the hook (int8,
-    # stochastic rounding, error feedback).
+    # all_reduce: f32 through equarx's unquantized ring, or gloo) and with the hook (two_shot
+    # int8, stochastic rounding, error feedback; `auto` would keep this small model's buckets
+    # on one host unquantized).
     init("equarx" if scenario == "hook" else "gloo")
     if scenario == "hook":
         et.options(algorithm="ring")  # DDP's own all_reduce: unquantized
     _, base_losses = train(False)
-    state = et.HookState(codec="int8", rounding="stochastic", seed=3, error_feedback=True)
+    state = et.HookState(algorithm="two_shot", codec="int8", rounding="stochastic", seed=3, error_feedback=True)
     model, losses = train(True, state)
     save("params", torch.cat([p.detach().reshape(-1) for p in model.parameters()]))
     save("losses", np.array(losses))
