@@ -66,7 +66,7 @@ fi
 
 # Rebuild only when a source of the extension or the library changed since the last install.
 BSTAMP="$VENV/.equarx-build-stamp"
-if [ ! -f "$BSTAMP" ] || [ -n "$(find python/equarx python/CMakeLists.txt pyproject.toml src include CMakeLists.txt \
+if [ ! -f "$BSTAMP" ] || [ -n "$(find python/equarx python/CMakeLists.txt pyproject.toml src include CMakeLists.txt tools/common/error_bound.* \
       -newer "$BSTAMP" -type f -print -quit 2>/dev/null)" ] || ! "$VPY" -c "import equarx" 2>/dev/null; then
   touch "$BSTAMP.new"
   CMAKE_BUILD_PARALLEL_LEVEL="${EQUARX_PY_JOBS:-2}" "$VPY" -m pip install -q --no-build-isolation --no-deps .

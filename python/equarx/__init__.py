@@ -13,7 +13,7 @@ hook). Errors are equarx.errors classes carrying the library's message. See docs
 from . import _core
 from . import errors
 from .codec import convert, decode, encode, formats, wire_bytes
-from .collectives import (Communicator, InProcessGroup, allreduce, canonical_options,
+from .collectives import (Communicator, InProcessGroup, allreduce, canonical_options, error_bound,
                           from_mpi4py, wire_bytes_per_rank)
 from .errors import (CollectiveTimeoutError, DTypeError, EquarxError, InternalError,
                      InvalidArgumentError, LayoutError, MismatchError, RemoteError,
@@ -52,7 +52,7 @@ def options():
 
 __all__ = [
     "allreduce", "InProcessGroup", "Communicator", "from_mpi4py", "encode", "decode", "convert",
-    "wire_bytes", "wire_bytes_per_rank", "formats", "canonical_options", "algorithms", "phases",
+    "wire_bytes", "wire_bytes_per_rank", "error_bound", "formats", "canonical_options", "algorithms", "phases",
     "codecs", "roundings", "rotations", "scale_formats", "options", "errors", "EquarxError", "InvalidArgumentError", "DTypeError", "LayoutError",
     "MismatchError", "CollectiveTimeoutError", "RemoteError", "InternalError", "UnsupportedError",
     "has_mpi", "has_xla_ffi",

@@ -34,6 +34,21 @@ def wire_bytes_per_rank(count, dtype, ranks, **options):
     return _core.wire_bytes_per_rank(int(count), dtype_code(dtype), int(ranks), options)
 
 
+def error_bound(arrays, *, dtype=None, hosts=0, **options):
+    """The documented error bound of ``allreduce(arrays, dtype=dtype, **options)``: a float64
+    array of the arrays' shape whose element i bounds |result[i] - exact f64 sum| for a correct
+    call (docs/algorithms.md, "Error bound"; the bound the C++ tests' oracle checks). The
+    options are resolved as the library resolves them for these ranks, dtype and size (auto's
+    pick, the rotation); `hosts`: the communicator's ranks_per_host (0: one host, in process).
+    """
+    arrays, run = _prepare(arrays, dtype)
+    xs = [np.ascontiguousarray(convert(a, "float32") if a.dtype != np.float32 else a) for a in arrays]
+    bound = np.empty(arrays[0].shape, dtype=np.float64)
+    _core.error_bound([in_bytes(x) for x in xs], dtype_code(run), options, int(hosts),
+                      bound.reshape(-1).view(np.uint8))
+    return bound
+
+
 def _residual_bytes(res, size, what):
     """A residual array as a writable byte view, checked: float32, C-contiguous, `size` elements."""
     if not isinstance(res, np.ndarray):

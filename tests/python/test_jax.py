@@ -36,15 +36,16 @@ _deps.require(equarx.has_xla_ffi, "equarx was built without the XLA FFI handler 
 def test_ring_matches_lax_psum(devices):
     r = run_check(devices, "ring")
     assert r["identical"], r
-    assert r["max_rel_vs_lax"] < 1e-5, r
+    # f32 summation order only: both within the ring's documented bound (docs/algorithms.md).
+    assert r["err_over_bound"] <= 1.0 and r["lax_err_over_ring_bound"] <= 1.0, r
 
 
 @pytest.mark.parametrize("algo", ["full_bidir", "semi", "two_shot"])
 def test_quantized_within_bound(algo):
     r = run_check(4, algo)
     assert r["identical"], r
-    # N(0,1) inputs, 4 ranks, int8 block 64: the paper-setting MSE is ~1e-3 at 8 ranks.
-    assert r["mse_vs_exact"] < 5e-3, r
+    # Every element within the documented bound of the configuration (equarx.error_bound).
+    assert r["err_over_bound"] <= 1.0, r
 
 
 def test_matches_numpy_api_bitwise():
@@ -55,12 +56,12 @@ def test_matches_numpy_api_bitwise():
 def test_two_level_scales_and_rotation_as_keywords():
     r = run_check(4, "two_shot", "--compare-numpy", "--two-level")
     assert r["identical"] and r["equal_numpy_api"], r
-    assert r["mse_vs_exact"] < 5e-3, r
+    assert r["err_over_bound"] <= 1.0, r
 
 
 def test_2d_mesh_groups():
     r = run_check(4, "ring", "--mesh2d")
-    assert r["identical"] and r["max_rel_vs_lax"] < 1e-5, r
+    assert r["identical"] and r["err_over_bound"] <= 1.0 and r["lax_err_over_ring_bound"] <= 1.0, r
 
 
 def test_bad_dtype_and_options():
@@ -72,8 +73,9 @@ def test_bad_dtype_and_options():
 def test_grad_through_psum_matches_lax_psum(devices):
     """jax.grad through equarx.jax.psum: the transpose follows lax.psum's (with and without
     check_vma), so the unquantized ring's gradient equals lax.psum's up to summation order and
-    int8's stays within its error."""
+    int8's stays within its error: both within a tolerance derived from the documented bound
+    (jax_psum_check.grad_bound)."""
     r = run_check(devices, "grad")
     for key in ("checked", "unchecked"):
-        assert r[f"{key}_max_rel"] < 1e-5, r
-        assert r[f"{key}_int8_max_rel"] < 5e-2, r
+        assert r[f"{key}_ring_err_over_bound"] <= 1.0, r
+        assert r[f"{key}_int8_err_over_bound"] <= 1.0, r

@@ -145,9 +145,11 @@ def test_ddp_hook_trains_and_ranks_agree(scenario, tmp_path):
     for r in range(1, world):
         assert same_bits(load(tmp_path, scenario, r, "params"), p0), r
     losses, base = load(tmp_path, scenario, 0, "losses"), load(tmp_path, scenario, 0, "base_losses")
-    # It learns, and about as well as with the exact f32 AllReduce.
+    # It learns, and about as well as with the exact f32 AllReduce: docs/python.md ("PyTorch",
+    # HookState) gives the last 5 losses' mean within 4.3e-4 of the exact run's; allowed: 3x.
     assert losses[-5:].mean() < 0.5 * losses[:3].mean(), losses
-    assert abs(losses[-5:].mean() - base[-5:].mean()) < 0.1 * base[:3].mean(), (losses, base)
+    assert abs(losses[-5:].mean() - base[-5:].mean()) < 3 * 4.3e-4 * base[-5:].mean(), (losses, base)
+    assert not np.array_equal(losses, base), "the hook's int8 AllReduce changed nothing"
     sent, steps = load(tmp_path, scenario, 0, "bytes")
     assert steps == 40 and sent > 0
 

@@ -179,8 +179,9 @@ elif scenario == "feedback":
 
 elif scenario in ("hook", "gloo_side"):
     # The same DDP training twice from the same weights and batches: plain (the group's own
-    # all_reduce: f32 through equarx's unquantized ring, or gloo) and with the hook (int8,
-    # stochastic rounding, error feedback).
+    # all_reduce: f32 through equarx's unquantized ring, or gloo) and with the hook (two_shot
+    # int8, stochastic rounding, error feedback; `auto` would keep this small model's buckets
+    # on one host unquantized).
     init("equarx" if scenario == "hook" else "gloo")
     if scenario == "hook":
         et.options(algorithm="ring")  # DDP's own all_reduce: unquantized

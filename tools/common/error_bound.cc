@@ -248,6 +248,21 @@ void ErrorBound(const std::vector<const float*>& x, size_t count, uint64_t offse
   PlainBound(x, count, o, dtype, bound);
 }
 
+void ConservationBound(const std::vector<double>& mag, int ranks, size_t rotation_block, double* bound) {
+  const size_t count = mag.size();
+  if (rotation_block == 0) {  // about 4N f32 roundings of values up to mag, doubled
+    for (size_t i = 0; i < count; ++i) bound[i] = 8.0 * (ranks + 1) * 0x1p-24 * mag[i];
+    return;
+  }
+  // Rotated: the transforms' f32 roundings spread over each block.
+  for (size_t b0 = 0; b0 < count; b0 += rotation_block) {
+    const size_t b1 = std::min(count, b0 + rotation_block);
+    double m = 0;
+    for (size_t i = b0; i < b1; ++i) m += mag[i];
+    for (size_t i = b0; i < b1; ++i) bound[i] = 64 * 0x1p-24 * (mag[i] + m / 8) + 1e-30;
+  }
+}
+
 size_t CountOutsideBound(const std::vector<const float*>& x, size_t count, uint64_t offset,
                          const AllReduceOptions& o, DType dtype, const double* exact,
                          const float* got) {

@@ -45,6 +45,14 @@ AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t 
 void ErrorBound(const std::vector<const float*>& x, size_t count, uint64_t offset,
                 const AllReduceOptions& o, DType dtype, double* bound);
 
+/// The bound of error feedback's conservation (docs/algorithms.md, "Error feedback, telemetry,
+/// stochastic rounding"): |sum over ranks of new residuals + result - sum over ranks of (input +
+/// old residual)| per element i, from mag[i] = sum over ranks of |input| + |old residual|.
+/// Unrotated (`rotation_block` 0): 8 (ranks + 1) 2^-24 mag[i]; rotated, with rotation blocks of
+/// `rotation_block` elements anchored at element 0: 64 2^-24 (mag[i] + M / 8), M the sum of mag
+/// over i's block. Writes mag.size() bounds to `bound`.
+void ConservationBound(const std::vector<double>& mag, int ranks, size_t rotation_block, double* bound);
+
 /// Elements of a segment (as ErrorBound) whose result got[i] (f32 values of the dtype) is
 /// outside the bound of the exact sum exact[i]: |got - exact| > bound, or got not finite.
 size_t CountOutsideBound(const std::vector<const float*>& x, size_t count, uint64_t offset,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -38,9 +39,16 @@ TEST(Gemm, MatchesNaiveOnRaggedShapes) {
       Gemm(x.data(), rows, k, pw, out.data(), n, 2, acc);
       for (size_t r = 0; r < rows; ++r)
         for (size_t j = 0; j < n; ++j) {
-          double ref = acc ? 1.0 : 0.0;
-          for (size_t kk = 0; kk < k; ++kk) ref += static_cast<double>(x[r * k + kk]) * w[j * k + kk];
-          ASSERT_NEAR(out[r * n + j], ref, 1e-4 * (1 + std::sqrt(static_cast<double>(k))))
+          double ref = acc ? 1.0 : 0.0, mag = acc ? 1.0 : 0.0;
+          for (size_t kk = 0; kk < k; ++kk) {
+            ref += static_cast<double>(x[r * k + kk]) * w[j * k + kk];
+            mag += std::fabs(static_cast<double>(x[r * k + kk]) * w[j * k + kk]);
+          }
+          // The f32 bound of a dot product (Higham, Accuracy and Stability, 3.1): k rounded
+          // products summed in any order with the accumulated value, gamma_{k+1} sum |x w|,
+          // gamma_m = m u / (1 - m u), u = 2^-24.
+          const double mu = static_cast<double>(k + 1) * 0x1p-24;
+          ASSERT_NEAR(out[r * n + j], ref, mu / (1 - mu) * mag)
               << rows << "x" << n << "x" << k << " at " << r << "," << j;
         }
     }
@@ -111,6 +119,13 @@ TEST_F(SyntheticModel, ShardsCoverEverything) {
   }
 }
 
+// Tolerances: 3x the errors docs/gemma3.md ("Correctness") gives for the synthetic model. TP-N
+// over the unquantized f32 ring vs TP-1 (N = 2, 3, 4, 8): max |difference| at most 4e-7 of max
+// |hidden| (summation order only). Quantized full/full_bidir/semi (int8, rs+ag) at TP-4: RMS
+// error at most 4e-3 of the hidden states' RMS.
+constexpr double kSyntheticRingTolerance = 3 * 4e-7;
+constexpr double kSyntheticQuantizedTolerance = 3 * 4e-3;
+
 TEST_F(SyntheticModel, TensorParallelRingMatchesSingleRank) {
   auto tokens = Tokens(23);
   const auto ref = SingleRank(tokens);
@@ -124,7 +139,9 @@ TEST_F(SyntheticModel, TensorParallelRingMatchesSingleRank) {
   for (int tp : {2, 3, 4, 8}) {
     auto h = Run(tp, ring, tokens, &st);
     EXPECT_TRUE(st.ranks_agree) << tp;
-    EXPECT_LT(MaxAbsDiff(h, ref), 1e-4 * scale) << "tp " << tp;
+    const double m = MaxAbsDiff(h, ref);
+    EXPECT_LT(m, kSyntheticRingTolerance * scale) << "tp " << tp;
+    std::printf("[ tp-%d ring ] max |hidden - tp1| = %.2e of max |hidden| %.2f\n", tp, m / scale, scale);
   }
 }
 
@@ -144,7 +161,9 @@ TEST_F(SyntheticModel, QuantizedRunsStayCloseAndRanksAgree) {
     double err = 0;
     for (size_t i = 0; i < h.size(); ++i) err += (h[i] - ref[i]) * (h[i] - ref[i]);
     err = std::sqrt(err / h.size());
-    EXPECT_LT(err, 0.05 * rms) << equarx::AlgorithmName(algo);
+    EXPECT_LT(err, kSyntheticQuantizedTolerance * rms) << equarx::AlgorithmName(algo);
+    std::printf("[ %s ] rms |hidden - tp1| = %.2e of rms |hidden|\n", std::string(equarx::AlgorithmName(algo)).c_str(),
+                err / rms);
     EXPECT_GT(err, 0.0) << "quantization should change something";
   }
 }

@@ -64,6 +64,13 @@ std::string ModelPath() {
   return env && *env ? env : GEMMA3_DEFAULT_MODEL;
 }
 
+// Tolerances: 3x the errors docs/gemma3.md ("Correctness") gives for these runs. TP-1 logits vs
+// the fixture: at most 8.6e-05 over the top-8 of every position (the fixture's 4 decimals
+// included). TP-N over the unquantized f32 ring vs TP-1, final hidden states: 1.6e-04 at TP-4
+// (1.1e-04 at TP-2), summation order only.
+constexpr double kLogitTolerance = 3 * 8.6e-5;
+constexpr double kTpRingTolerance = 3 * 1.6e-4;
+
 class RealModel : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -115,13 +122,13 @@ TEST_F(RealModel, SingleRankLogitsMatchReference) {
       for (size_t i = 1; i < V; ++i)
         if (row[i] > row[am]) am = i;
       const auto& ref = c.top[pos];
-      // Top-1 must agree unless the reference's first two are within the tolerance.
-      if (ref[0].second - ref[1].second > 0.02f) {
-        EXPECT_EQ(static_cast<int>(am), ref[0].first) << c.prompt << " pos " << pos;
-      }
+      // Top-1 must agree at every position, with no exception: the fixture's first two logits
+      // are at least 0.07 apart everywhere, far more than twice the logit tolerance.
+      ASSERT_GT(ref[0].second - ref[1].second, 2 * kLogitTolerance) << c.prompt << " pos " << pos;
+      EXPECT_EQ(static_cast<int>(am), ref[0].first) << c.prompt << " pos " << pos;
       for (const auto& [id, value] : ref) {
         worst = std::max(worst, std::fabs(static_cast<double>(row[id]) - value));
-        EXPECT_NEAR(row[id], value, 1e-3 + 1e-4 * std::fabs(value)) << c.prompt << " pos " << pos << " id " << id;
+        EXPECT_NEAR(row[id], value, kLogitTolerance) << c.prompt << " pos " << pos << " id " << id;
       }
     }
     std::printf("[ reference ] '%s': %zu positions, max |logit - ref| over top-8 = %.2e\n",
@@ -151,7 +158,7 @@ TEST_F(RealModel, TensorParallelRingMatchesSingleRank) {
     EXPECT_TRUE(st.ranks_agree);
     double m = 0;
     for (size_t i = 0; i < h.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(h[i]) - ref[i]));
-    EXPECT_LT(m, 1e-3 * scale) << "tp " << tp;
+    EXPECT_LT(m, kTpRingTolerance) << "tp " << tp;
     std::printf("[ tp-%d ring ] max |hidden - tp1| = %.2e (max |hidden| %.1f)\n", tp, m, scale);
   }
 }

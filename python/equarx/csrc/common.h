@@ -80,6 +80,7 @@ AllGatherFn PythonExchange(const nb::object& exchange, int size);
 
 void BindCodec(nb::module_& m);
 void BindGroup(nb::module_& m);
+void BindBound(nb::module_& m);
 void BindBootstrap(nb::module_& m);
 #ifdef EQUARX_PY_HAVE_MPI
 void BindMpi(nb::module_& m);

@@ -158,6 +158,7 @@ NB_MODULE(_core, m) {
 #endif
   BindCodec(m);
   BindGroup(m);
+  BindBound(m);
   BindBootstrap(m);
 #ifdef EQUARX_PY_HAVE_MPI
   BindMpi(m);
