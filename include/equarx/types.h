@@ -168,13 +168,14 @@ inline constexpr EnumInfo kScaleFormats[] = {
 
 /// Wire codec of the quantized phases: every one is dynamic, block-wise and symmetric (one
 /// absmax scale per block, stored as `scale` says), differing in the code that carries each
-/// value.
+/// value. Bytes per value are the code's plus the scale's share: 4/B with f32 scales, 2/B
+/// with bf16 ones, 2/B + 1/16 with two-level ones (B = block).
 /// Byte-exact formats in docs/wire_format.md.
 enum class Codec : uint8_t {
-  kInt8 = 0,     ///< int8 in [-127, 127]: 1 + 4/B bytes per value
-  kInt4 = 1,     ///< int4 in [-7, 7], two per byte: 0.5 + 4/B bytes per value
-  kFp8E4M3 = 2,  ///< fp8 e4m3 (max 448): 1 + 4/B bytes, relative precision for small values
-  kFp8E5M2 = 3,  ///< fp8 e5m2 (max 57344): 1 + 4/B bytes, the widest range of the four
+  kInt8 = 0,     ///< int8 in [-127, 127]: 1 byte per value + the scale's share
+  kInt4 = 1,     ///< int4 in [-7, 7], two per byte: 0.5 byte per value + the scale's share
+  kFp8E4M3 = 2,  ///< fp8 e4m3 (max 448): 1 byte + the scale's share; relative precision
+  kFp8E5M2 = 3,  ///< fp8 e5m2 (max 57344): 1 byte + the scale's share; the widest range
 };
 
 /// What the library knows about a codec, as data.

@@ -5,51 +5,13 @@
 // depends only on its own elements and never on how the tensor was cut). Every block of a
 // segment has `block` elements except possibly the last one.
 //
-// Formats (byte-exact specification in docs/wire_format.md):
-//   kRawF32, kRawBF16, kRawF16 — the value in that type, little-endian; encoding rounds
-//       f32 to nearest even (NaN becomes the canonical quiet NaN of the type). Unquantized
-//       baseline wires.
-//   kRawE5M2 — fp8 e5m2 (1 sign, 5 exponent, 2 mantissa bits) cast with no scale, round to
-//       nearest even, finite overflow saturates to ±57344, ±Inf kept, NaN -> 0x7F. The naive fp8
-//       reference of the paper only.
-//   kInt8Block — dynamic block-wise symmetric int8: [nb f32 scales][n int8 codes], nb =
-//       ceil(n / block). Per block: a = max |x| over its finite x; Q = 127, or 126 if the
-//       block holds a non-finite value; if a < 2^-120 then s = inv = 0, else s = a / Q and
-//       inv = Q / a (f32). Finite x -> clamp(roundeven(x * inv), -Q, Q); +Inf -> 127,
-//       -Inf -> -127, NaN -> -128. The stored scale is s, with its sign bit set when the block
-//       holds a non-finite value. Decode: q * s (f32), or in a flagged block 127/-127/-128 ->
-//       +Inf/-Inf/NaN.
-//   kInt4Block — the same with Q = 7 (6 in a flagged block; +Inf/-Inf/NaN -> 7/-7/-8), two
-//       codes per byte (element 2j in the low nibble, 2j+1 in the high one, an odd tail's high
-//       nibble 0): [nb f32 scales][ceil(n/2) bytes].
-//   kFp8E4M3Block — per block s = a / 448, x * inv encoded as fp8 e4m3 ("fn": bias 7, no Inf,
-//       0x7F/0xFF NaN) to nearest even saturating to ±448. A flagged block uses Q = 416 and
-//       saturates at ±416 (0x7D) so that 0x7E/0xFE mean +Inf/-Inf; NaN -> 0x7F.
-//   kFp8E5M2Block — per block s = a / 57344, x * inv as e5m2 (native Inf 0x7C/0xFC, NaN 0x7F),
-//       saturating to ±57344. fp8 flush threshold 2^-110 (not 2^-120: Q / a must stay finite).
-//   All block formats: [nb scales][codes]; a negative zero code is stored as +0. A scale is
-//       the f32 s above (4 bytes), or with WireSpec::scale = kScaleBF16 s rounded up to bf16
-//       (2 bytes, the upper half of the f32 bits, flag in its sign bit) and inv = 1 / s.
-//   Two-level scales (WireSpec::scale = kScaleTwoLevel, int8/int4, block a multiple of 16):
-//       [nb bf16 scales][ceil(ceil(n/8)/2) bytes of 4-bit sub-scale codes][codes]. The block
-//       scale s is the bf16 one above. Sub-block k = elements 8k .. 8k+7 of the segment (the
-//       last one may be shorter); its code c_k (low nibble of byte k/2 for even k, high for
-//       odd) gives the step t_k = s * (c_k + 1) * 2^-4 (exact in f32), and its elements are
-//       coded with inv_k = 1 / t_k (0 when t_k = 0) and decoded as q * t_k. In a finite block
-//       c_k = clamp(ceil((a_k * inv) * (16 / Q)) - 1, 0, 15) with a_k the sub-block's max |x|
-//       (inv = 1 / s; 16 / Q the f32 constant); a flagged block has every c_k = 15 (t_k = s).
-//
-// Rounding of the block formats: WireSpec::rounding = kRoundNearestEven (default) or
-// kRoundStochastic (int8 and int4 only; the fp8 formats always round to nearest even):
-// q = clamp(floor(x * inv + u), -Q, Q) with u = (h >> 8) * 2^-24 and h a counter-based hash of
-// (seed, stream, offset + j) for element j of the segment, so the same seed gives the same bits
-// on every run, rank and SIMD target (exact definition in docs/wire_format.md).
-//
-// NaN rule: a sum f32(local) + decoded that is NaN is stored / encoded as the canonical f32
-// NaN 0x7FC00000 (the payload of NaN + NaN depends on operand order). Decoded NaNs of the block
-// formats are always 0x7FC00000.
-// Same-type rule: a conversion between identical types (a raw wire of the caller's dtype,
-// Convert with src_type == dst_type) is a bit copy, NaN payloads included.
+// Formats: kRawF32, kRawBF16 and kRawF16 (the unquantized wires), kRawE5M2 (the paper's
+// naive fp8 cast, no scale), and one block format per row of block_formats.inc (kInt8Block,
+// kInt4Block, kFp8E4M3Block, kFp8E5M2Block): [nb scales][codes], each scale stored as
+// WireSpec::scale says (f32, bf16 or two-level) and each code rounded as WireSpec::rounding
+// says. docs/wire_format.md is the byte-exact specification: encoding and decoding, non-finite
+// values, the NaN and same-type rules, stochastic rounding's hash, and worked examples that
+// tests check against the scalar reference (namespace ref).
 //
 // Arithmetic is fixed: f32 multiplies and adds in this order, never fused (the project builds
 // with -ffp-contract=off), so the scalar reference (namespace ref) and every SIMD target give
