@@ -175,22 +175,10 @@ class Communicator:
         Collective in effect: the peers' calls fail once this rank's connections are gone."""
         self._c = None
 
-    @property
-    def rank(self):
-        return self._native.rank
-
-    @property
-    def size(self):
-        return self._native.size
-
-    @property
-    def bytes_sent(self):
-        return self._native.bytes_sent
-
-    @property
-    def calls(self):
-        """AllReduce calls this communicator has made."""
-        return self._native.calls
+    rank = property(lambda self: self._native.rank)
+    size = property(lambda self: self._native.size)
+    bytes_sent = property(lambda self: self._native.bytes_sent)
+    calls = property(lambda self: self._native.calls, doc="AllReduce calls this communicator has made.")
 
     @property
     def ranks_per_host(self):

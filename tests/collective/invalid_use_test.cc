@@ -210,8 +210,13 @@ TEST(Mismatch, OneShotDataSentAheadOfARefusedCallIsDrained) {
     ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
     auto in = MakeInputs(3, kCount, DType::kFloat32, 5, /*integers=*/true);
     const auto exact = ExactSum(in);
-    for (const auto& [bad, spoil, code, needle] : cases)
+    for (const auto& c_case : cases)
       for (bool spoiled : {true, false}) {
+        // Named copies, not a structured binding: a lambda may not capture one (clang 14).
+        const int bad = std::get<0>(c_case);
+        const Spoil& spoil = std::get<1>(c_case);
+        const StatusCode code = std::get<2>(c_case);
+        const std::string& needle = std::get<3>(c_case);
         auto out = in;
         auto st = RunRanks(comms, [&](Communicator& c) {
           const void* send = in[size_t(c.rank())].data();

@@ -410,18 +410,10 @@ TEST(ModelTool, CsvRowsPerHostsSizeAndSchedule) {
 
 TEST(ModelTool, UsageErrorsExit2) {
   const std::string m = EQUARX_MODEL_PATH;
-  EXPECT_EQ(RunCommand(m + " --bogus").code, 2);
-  EXPECT_EQ(RunCommand(m + " --hosts 0").code, 2);
-  EXPECT_EQ(RunCommand(m + " --hosts 4,x").code, 2);
-  EXPECT_EQ(RunCommand(m + " --link-gbit -1").code, 2);
-  EXPECT_EQ(RunCommand(m + " --link-gbit 0").code, 2);
-  EXPECT_EQ(RunCommand(m + " --codec int3").code, 2);
-  EXPECT_EQ(RunCommand(m + " --options rotation=sideways").code, 2);
-  EXPECT_EQ(RunCommand(m + " -b 4M -e 1M").code, 2);
-  EXPECT_EQ(RunCommand(m + " --hosts 1048576 --ranks-per-host 2").code, 2);
-  EXPECT_EQ(RunCommand(m + " extra").code, 2);
-  EXPECT_EQ(RunCommand(m + " --calibrate --calibrate-elements 16383").code, 2);
-  EXPECT_EQ(RunCommand(m + " --calibrate --calibrate-elements 67108865").code, 2);
+  for (const char* bad : {"--bogus", "--hosts 0", "--hosts 4,x", "--link-gbit -1", "--link-gbit 0", "--codec int3",
+                          "--options rotation=sideways", "-b 4M -e 1M", "--hosts 1048576 --ranks-per-host 2", "extra",
+                          "--calibrate --calibrate-elements 16383", "--calibrate --calibrate-elements 67108865"})
+    EXPECT_EQ(RunCommand(m + " " + bad).code, 2) << bad;
   EXPECT_EQ(RunCommand(m + " --help").code, 0);
 }
 
