@@ -64,7 +64,7 @@ const TuneTable& AutoTables::For(const AllReduceOptions& o, DType dtype, int ran
       *hash = m.hash;
       return m.table;
     }
-  if (modeled_.size() >= kModeledKept) modeled_.erase(modeled_.begin());
+  if (modeled_.size() >= kModeledKept) modeled_.pop_front();
   TuneTable t = ModelTuneTable(inputs, dtype, ranks, network_);
   *hash = t.Hash();
   modeled_.push_back({inputs, dtype, ranks, std::move(t), *hash});

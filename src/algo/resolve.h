@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,9 @@ class AutoTables {
   /// `dtype`: the tune file that o.tune_file, else EQUARX_TUNE_FILE names, else the cost
   /// model's on the environment's network (EQUARX_LINK_GBIT, EQUARX_STEP_US). A file that
   /// cannot be loaded gives the built-in table and its error in *status. *hash: the table's
-  /// Hash(), computed once per table.
+  /// Hash(), computed once per table. The table returned stays where it is while this object
+  /// lives, until the tune file changes or 32 newer modeled tables were made: a Resolved may
+  /// keep pointing to it while later calls resolve (the oldest modeled table goes first).
   const TuneTable& For(const AllReduceOptions& o, DType dtype, int ranks, uint64_t* hash, Status* status);
 
  private:
@@ -71,7 +74,7 @@ class AutoTables {
   TuneTable loaded_;
   uint64_t loaded_hash_ = 0;
   Status loaded_status_;
-  std::vector<Modeled> modeled_;  // the cost model's tables, newest last
+  std::deque<Modeled> modeled_;  // the cost model's tables, newest last (a deque: adding one moves none)
 };
 
 /// How a rotation is protected from inputs it must not see (core/rotation_guard.h).

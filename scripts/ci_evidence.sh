@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The evidence of CI for the committed head (docs/reliability.md, "What CI runs"): clones HEAD
+# into a fresh directory, runs CI there exactly as CI does (`CI=true bash .ci/run`) and keeps
+# its summary in bench/results/reliability/ci_last_fresh_clone.txt: the commit, the machine,
+# the load, the exit status and wall time, every stage's end line (tests, passed, skipped),
+# the fuzz harnesses' executions and the final stage table. The whole log lies beside the clone
+# (its path is in the summary). The summary also goes, in a code block, between the
+# generated:ci markers of docs/reliability.md ("How long CI takes"). Run it at the end of a
+# change that touches tests or CI, with nothing else running; commit both.
+#   bash scripts/ci_evidence.sh [CLONE_DIR]        (default /tmp/equarx-ci-<commit>)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+sha=$(git rev-parse --short HEAD)
+dir=${1:-/tmp/equarx-ci-$sha}
+out=bench/results/reliability/ci_last_fresh_clone.txt
+if ! git diff --quiet HEAD -- . ':!bench/results'; then
+  echo "ci_evidence.sh: the checkout has uncommitted changes; CI runs the commit, so commit first" >&2
+  exit 2
+fi
+rm -rf "$dir"
+git clone -q . "$dir" || exit 1
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+t0=$(date +%s)
+start=$(date -u +%FT%TZ)
+(cd "$dir" && CI=true bash .ci/run) >"$dir.log" 2>&1
+rc=$?
+secs=$(($(date +%s) - t0))
+{
+  echo "# CI=true bash .ci/run on a fresh clone (bash scripts/ci_evidence.sh)"
+  echo "commit: $(git rev-parse HEAD) ($(git log -1 --format=%cI HEAD))"
+  echo "started: $start; wall clock: $((secs / 60)) min $((secs % 60)) s; exit status: $rc"
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -r); load at start: $load0; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "full log: $dir.log"
+  echo
+  echo "## stage end lines"
+  grep -E '^==== .*: (passed|FAILED)' "$dir.log"
+  echo
+  echo "## fuzz harnesses"
+  grep -E '^(harness +executions|[a-z_0-9]+ +[0-9]+ +[0-9-]+ +[0-9]+ +[0-9]+  |total executions)' "$dir.log"
+  echo
+  echo "## final table"
+  sed -n '/^stage  *tests  *passed/,$p' "$dir.log"
+} >"$out"
+cat "$out"
+python3 - "$out" <<'EOF'
+import sys
+sys.path.insert(0, "bench/plot")
+from codec_speed_table import emit
+text = open(sys.argv[1]).read().rstrip("\n")
+emit(f"From `{sys.argv[1]}`:\n\n```text\n{text}\n```", "docs/reliability.md", "ci")
+EOF
+exit "$rc"
