@@ -3,8 +3,8 @@
 # into a fresh directory, runs CI there exactly as CI does (`CI=true bash .ci/run`) and keeps
 # its summary in bench/results/reliability/ci_last_fresh_clone.txt: the commit, the machine,
 # the load, the exit status and wall time, every stage's end line (tests, passed, skipped),
-# the fuzz harnesses' executions and the final stage table. The whole log lies beside the clone
-# (its path is in the summary). The summary also goes, in a code block, between the
+# the fuzz harnesses' executions and the final stage table; the whole log in
+# bench/results/reliability/ci_last_fresh_clone.log. The summary also goes, in a code block, between the
 # generated:ci markers of docs/reliability.md ("How long CI takes"). Run it at the end of a
 # change that touches tests or CI, with nothing else running; commit both.
 #   bash scripts/ci_evidence.sh [CLONE_DIR]        (default /tmp/equarx-ci-<commit>)
@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 sha=$(git rev-parse --short HEAD)
 dir=${1:-/tmp/equarx-ci-$sha}
 out=bench/results/reliability/ci_last_fresh_clone.txt
+log=bench/results/reliability/ci_last_fresh_clone.log
 if ! git diff --quiet HEAD -- . ':!bench/results'; then
   echo "ci_evidence.sh: the checkout has uncommitted changes; CI runs the commit, so commit first" >&2
   exit 2
@@ -24,22 +25,23 @@ t0=$(date +%s)
 start=$(date -u +%FT%TZ)
 (cd "$dir" && CI=true bash .ci/run) >"$dir.log" 2>&1
 rc=$?
+cp "$dir.log" "$log"
 secs=$(($(date +%s) - t0))
 {
   echo "# CI=true bash .ci/run on a fresh clone (bash scripts/ci_evidence.sh)"
   echo "commit: $(git rev-parse HEAD) ($(git log -1 --format=%cI HEAD))"
   echo "started: $start; wall clock: $((secs / 60)) min $((secs % 60)) s; exit status: $rc"
   echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -r); load at start: $load0; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "full log: $dir.log"
+  echo "full log: $log"
   echo
   echo "## stage end lines"
-  grep -E '^==== .*: (passed|FAILED)' "$dir.log"
+  grep -E '^==== .*: (passed|FAILED)' "$log"
   echo
   echo "## fuzz harnesses"
-  grep -E '^(harness +executions|[a-z_0-9]+ +[0-9]+ +[0-9-]+ +[0-9]+ +[0-9]+  |total executions)' "$dir.log"
+  grep -E '^(harness +executions|[a-z_0-9]+ +[0-9]+ +[0-9-]+ +[0-9]+ +[0-9]+  |total executions)' "$log"
   echo
   echo "## final table"
-  sed -n '/^stage  *tests  *passed/,$p' "$dir.log"
+  sed -n '/^stage  *tests  *passed/,$p' "$log"
 } >"$out"
 cat "$out"
 python3 - "$out" <<'EOF'
