@@ -10,6 +10,10 @@
 #   bash scripts/ci_evidence.sh [CLONE_DIR]        (default /tmp/equarx-ci-<commit>)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [[ $# -gt 1 || ${1:-} == -* ]]; then
+  echo "usage: bash scripts/ci_evidence.sh [CLONE_DIR]" >&2
+  exit 2
+fi
 sha=$(git rev-parse --short HEAD)
 dir=${1:-/tmp/equarx-ci-$sha}
 out=bench/results/reliability/ci_last_fresh_clone.txt
