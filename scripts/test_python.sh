@@ -4,7 +4,8 @@
 # build requirements from PyPI once, (re)builds equarx with `pip install --no-build-isolation`
 # (incremental: the CMake tree stays in build/python/), then runs pytest on tests/python.
 #
-# The PyTorch tests (tests/python/test_torch.py) run twice, with this equarx package linked in:
+# The PyTorch tests (tests/python/test_torch.py) run twice, with this equarx package linked in
+# (and, under PyTorch 2.x only, transformers' tensor parallelism: tests/python/test_transformers.py):
 #   - in .venv-torch/: Debian's CPU build of PyTorch (apt package python3-torch, 1.13), seen
 #     through --system-site-packages and pinned to Debian's numpy;
 #   - in .venv-torch2/: PyTorch 2.x from PyPI (python/requirements-torch2.txt pins it and its
@@ -76,7 +77,8 @@ fi
 if [ "${CI:-}" = "true" ]; then export EQUARX_REQUIRE_TOOLS="${EQUARX_REQUIRE_TOOLS:-1}"; fi
 stage_end 0
 rc=0
-run_pytest "pytest: numpy, mpi4py, JAX" "$VPY" tests/python --ignore=tests/python/test_torch.py "$@" || rc=1
+run_pytest "pytest: numpy, mpi4py, JAX" "$VPY" tests/python --ignore=tests/python/test_torch.py \
+  --ignore=tests/python/test_transformers.py "$@" || rc=1
 [ "$TORCH" = 1 ] || exit "$rc"
 
 # PyTorch: .venv-torch on Debian's torch and numpy, with the equarx just installed in .venv.
@@ -117,5 +119,6 @@ fi
 T2PY="$T2VENV/bin/python"
 ln -sfn "$PKG" "$("$T2PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/equarx"
 stage_end 0
-EQUARX_REQUIRE_TORCH=1 run_pytest "pytest: PyTorch 2.x (PyPI)" "$T2PY" tests/python/test_torch.py "$@" || rc=1
+EQUARX_REQUIRE_TORCH=1 run_pytest "pytest: PyTorch 2.x (PyPI)" "$T2PY" tests/python/test_torch.py \
+  tests/python/test_transformers.py "$@" || rc=1
 exit "$rc"

@@ -425,7 +425,14 @@ _BACKEND_FORWARDED = ("broadcast", "allreduce_coalesced", "allreduce_sparse", "r
                       "send", "recv", "recv_anysource", "barrier")
 _GROUP_FORWARDED = ("allreduce_coalesced", "broadcast", "barrier", "allgather", "_allgather_base",
                     "allgather_coalesced", "gather", "scatter", "reduce", "reduce_scatter", "_reduce_scatter_base",
-                    "alltoall", "alltoall_base", "send", "recv", "recv_anysource", "monitored_barrier")
+                    "alltoall", "alltoall_base", "send", "recv", "recv_anysource", "monitored_barrier",
+                    # torch 2.x's single-tensor forms (dist.all_gather_into_tensor, ...): forwarded here in
+                    # Python too, not left to the group's dispatch to its CPU backend, which reaches gloo
+                    # through torch's C++ trampoline with the GIL held; gloo's worker thread, freeing a
+                    # finished call's tensors, then waits for the GIL while the caller waits for gloo's
+                    # queue (a deadlock, seen under transformers' tensor parallelism on emulated hosts).
+                    "all_gather_single", "all_gather_single_coalesced", "all_to_all_single", "gather_single",
+                    "reduce_scatter_single", "reduce_scatter_single_coalesced")
 
 
 def _backend_class_works():

@@ -525,6 +525,30 @@ elif scenario in ("hook_defaults", "hook_hosts"):
     # What the hook avoids: auto's hierarchical choice refuses a residual.
     attempt("plain_ef", lambda: et.all_reduce(torch.ones(1 << 16), residual=np.zeros(1 << 16, np.float32)))
 
+elif scenario == "back_to_back":
+    # Single-tensor collectives forwarded to gloo, back to back with fresh tensors each time
+    # (transformers' column-split LM head gathers its logits this way at every token): gloo's
+    # worker frees a finished call's tensors while the caller already queues the next call.
+    # torch 1.13's gloo has neither tensor form: there the list all_gather and broadcast.
+    init()
+    bad = 0
+    for i in range(int(os.environ.get("BACK_TO_BACK_CALLS", "3000"))):
+        x = torch.full((64,), float(rank + i))
+        want = torch.arange(world, dtype=torch.float32).add(i).repeat_interleave(64)
+        if TORCH2:
+            out_t = torch.empty(64 * world)
+            dist.all_gather_into_tensor(out_t, x)
+            y = torch.empty(64)
+            dist.reduce_scatter_tensor(y, torch.full((64 * world,), float(i)))
+        else:
+            parts = [torch.empty(64) for _ in range(world)]
+            dist.all_gather(parts, x)
+            out_t = torch.cat(parts)
+            y = torch.full((64,), float(i * world) if rank == 0 else -1.0)
+            dist.broadcast(y, 0)
+        bad += int(not torch.equal(out_t, want)) + int(not torch.equal(y, torch.full((64,), float(i * world))))
+    msgs.append(f"wrong: {bad}")
+
 if msgs:
     (out / f"{scenario}_r{rank}.txt").write_text("\n".join(msgs) + "\n")
 comm = None  # a scenario's reference to the native communicator must not outlive the group
