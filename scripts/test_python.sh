@@ -9,7 +9,7 @@
 #   - in .venv-torch/: Debian's CPU build of PyTorch (apt package python3-torch, 1.13), seen
 #     through --system-site-packages and pinned to Debian's numpy;
 #   - in .venv-torch2/: PyTorch 2.x from PyPI (python/requirements-torch2.txt pins it and its
-#     CUDA wheels, which its import needs even without a GPU: about 3.0 GB downloaded, 5.4 GB
+#     CUDA wheels, which its import needs even without a GPU: about 3.0 GB downloaded, 5.5 GB
 #     installed; nothing is cached beside the environment, so CI's disk holds one copy).
 #
 # Idempotent; a re-run with nothing changed takes seconds. Each pytest run is a stage
@@ -104,7 +104,7 @@ EQUARX_REQUIRE_TORCH=1 run_pytest "pytest: PyTorch 1.13 (Debian)" "$TPY" tests/p
 # PyTorch 2.x: .venv-torch2 on PyPI's torch, every package pinned by
 # python/requirements-torch2.txt. The wheels (about 3.0 GB, half a minute on a fast link) are
 # installed straight from PyPI with pip's cache off: a cached or kept copy of them would need
-# another 3 GB on top of the 5.4 GB environment, and CI ran out of disk with both (stop 24).
+# another 3 GB on top of the 5.5 GB environment, and CI ran out of disk with both (stop 24).
 stage_begin "python: .venv-torch2 (PyTorch 2.x wheels)"
 T2VENV="$ROOT/.venv-torch2"
 T2REQS="$ROOT/python/requirements-torch2.txt"

@@ -69,7 +69,9 @@ def generate(model, ids, tokens, barrier=None):
     if barrier is not None:
         barrier()
     t0 = time.perf_counter()
-    out = model(input_ids=ids, use_cache=True)
+    # logits_to_keep=1: the LM head runs on the last position only, as generate() does; all 512
+    # positions' logits would be gathered over the group (262144 per position, split 4 ways).
+    out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
     first_logits = out.logits[0, -1].clone()
     nxt = out.logits[:, -1].argmax(-1, keepdim=True)
     ttft = time.perf_counter() - t0
