@@ -41,6 +41,10 @@
 #             int4, with and without error feedback), --ddp-steps steps
 #   gemma3    equarx-gemma3 bench --sweep: Gemma 3 prefill latency, one tensor-parallel rank per
 #             host, bf16 ring vs int8 EQuARX, for --gemma3-tokens (needs --gemma3-model)
+#   gemma3gen equarx-gemma3 generate: Gemma 3 greedy decode, one tensor-parallel rank per host,
+#             --gen-prompt-tokens of apps/gemma3/data/prompt.txt and --gen-tokens new tokens, with
+#             equarx's default call (auto), the unquantized ring and MPI_Allreduce, in one launch;
+#             --gen-launches launches (needs --gemma3-model)
 #   transformers  examples/python/transformers_tp.py in --torch-venv (PyTorch 2.x), under torchrun
 #             on every host: Hugging Face transformers' tensor parallelism (tp_plan "auto") of
 #             --tf-model, one rank per host, greedy generation over the "equarx" backend (its
@@ -59,10 +63,10 @@ usage: bench/netem/run.sh [options]
   --hosts LIST        host counts, comma-separated (default 4)
   --ranks-per-host R  ranks in each host namespace, in rank order (default 1); every rank gets
                       EQUARX_RANKS_PER_HOST=R (algorithm hierarchical); not with mpitest, mpifault,
-                      faultmatrix, gemma3 or transformers
+                      faultmatrix, gemma3, gemma3gen or transformers
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
   --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,ddp,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3,
-                      transformers (default
+                      gemma3gen,transformers (default
                       link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
@@ -107,6 +111,8 @@ usage: bench/netem/run.sh [options]
   --gemma3-tokens L   prompt lengths of the gemma3 config (default 512,1024,2048)
   --gemma3-reps N     timed passes per configuration and length, after one warm-up (default 3)
   --gemma3-threads N  GEMM threads per rank (default 1: the ranks share this machine's cores)
+  --gen-prompt-tokens N, --gen-tokens M  prompt and new tokens of the gemma3gen config (default 512, 128)
+  --gen-launches N    launches of the gemma3gen config (default 2)
   --tf-model DIR      checkpoint of the transformers config (default .venv-torch2/models/gemma3-270m-tp,
                       made by examples/python/gemma3_tp_checkpoint.py)
   --tf-prompt-tokens N, --tf-tokens M  prompt and new tokens of the transformers config (default 512, 64)
@@ -124,6 +130,7 @@ ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=12
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
 DATA_PATH=sockets ROTATION= SCALE=
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
+GEN_PROMPT=512 GEN_TOKENS=128 GEN_LAUNCHES=2
 TF_MODEL=.venv-torch2/models/gemma3-270m-tp TF_PROMPT=512 TF_TOKENS=64 TF_REPS=3 TF_LAUNCHES=2
 FAULT_RUNNER="" OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
@@ -167,6 +174,9 @@ while [[ $# -gt 0 ]]; do
     --gemma3-tokens) GEMMA3_TOKENS=$2; shift ;;
     --gemma3-reps) GEMMA3_REPS=$2; shift ;;
     --gemma3-threads) GEMMA3_THREADS=$2; shift ;;
+    --gen-prompt-tokens) GEN_PROMPT=$2; shift ;;
+    --gen-tokens) GEN_TOKENS=$2; shift ;;
+    --gen-launches) GEN_LAUNCHES=$2; shift ;;
     --tf-model) TF_MODEL=$2; shift ;;
     --tf-prompt-tokens) TF_PROMPT=$2; shift ;;
     --tf-tokens) TF_TOKENS=$2; shift ;;
@@ -192,7 +202,7 @@ done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
 for c in ${CONFIGS//,/ }; do
   case $c in
-    link|bf16|f32|mpi|mpi_ring|gloo|torch|ddp|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3|transformers) ;;
+    link|bf16|f32|mpi|mpi_ring|gloo|torch|ddp|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3|gemma3gen|transformers) ;;
     *) echo "run.sh: unknown config '$c' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -200,11 +210,11 @@ done
 [[ $THREADS =~ ^[0-9]+$ && $THREADS -ge 1 && $THREADS -le 64 ]] || { echo "run.sh: --threads must be 1..64" >&2; exit 2; }
 [[ $DDP_STEPS =~ ^[0-9]+$ && $DDP_STEPS -ge 1 ]] || { echo "run.sh: --ddp-steps must be a positive integer" >&2; exit 2; }
 [[ $DDP_LAUNCHER == torchrun || $DDP_LAUNCHER == mpirun ]] || { echo "run.sh: --ddp-launcher must be torchrun or mpirun" >&2; exit 2; }
-for v in TF_PROMPT TF_TOKENS TF_REPS TF_LAUNCHES; do
-  [[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || { echo "run.sh: the --tf-* counts must be positive integers" >&2; exit 2; }
+for v in TF_PROMPT TF_TOKENS TF_REPS TF_LAUNCHES GEN_PROMPT GEN_TOKENS GEN_LAUNCHES; do
+  [[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || { echo "run.sh: the --tf-* and --gen-* counts must be positive integers" >&2; exit 2; }
 done
-if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3 || has transformers; }; then
-  echo "run.sh: mpitest, mpifault, faultmatrix, gemma3 and transformers run one rank per host (--ranks-per-host 1)" >&2; exit 2
+if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3 || has gemma3gen || has transformers; }; then
+  echo "run.sh: mpitest, mpifault, faultmatrix, gemma3, gemma3gen and transformers run one rank per host (--ranks-per-host 1)" >&2; exit 2
 fi
 if has faultmatrix && [[ -z $FAULT_RUNNER ]]; then echo "run.sh: faultmatrix needs --fault-runner" >&2; exit 2; fi
 log() { printf '[netem %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
@@ -222,7 +232,7 @@ fi
 if has mpitest; then cp "$BUILD/tests/mpi/mpi_test" "$OUT/bin/mpi_test"; fi
 if has mpifault; then cp "$BUILD/tests/mpi/mpi_fault_test" "$OUT/bin/mpi_fault_test"; fi
 if has auto; then cp "$BUILD/tools/tune/equarx-tune" "$OUT/bin/equarx-tune"; fi
-if has gemma3; then
+if has gemma3 || has gemma3gen; then
   [[ -f $GEMMA3_MODEL ]] || { echo "run.sh: no model at $GEMMA3_MODEL (run scripts/fetch_model.sh)" >&2; exit 2; }
   GEMMA3_MODEL=$(realpath "$GEMMA3_MODEL")
   cp "$BUILD/apps/gemma3/equarx-gemma3" "$OUT/bin/equarx-gemma3"
@@ -531,6 +541,14 @@ run_all_configs() {   # for the current topology and RATE
                --prompt-tokens "$TF_PROMPT" --tokens "$TF_TOKENS" --repeat "$TF_REPS" \
                --json "$OUT/raw/${tag}_transformers_${b}_$k.jsonl")"
       done
+    done
+  fi
+  if has gemma3gen; then
+    local k
+    for ((k = 1; k <= GEN_LAUNCHES; k++)); do
+      launch "gemma3gen_$k" "$rate" "$OUT/bin/equarx-gemma3" generate --model "$GEMMA3_MODEL" \
+        --prompt-tokens "$GEN_PROMPT" --tokens "$GEN_TOKENS" --algo auto,ring --allreduce equarx,mpi \
+        --gemm-threads "$GEMMA3_THREADS" --json "$OUT/raw/${tag}_gemma3gen_$k.jsonl"
     done
   fi
   if has gemma3; then
