@@ -217,6 +217,20 @@ def split_splice(argv):
     return split_option(argv, "--splice", "a file")
 
 
+def one_results_dir(argv, script):
+    """(RESULTS_DIR, FILE or None) of a table script's `RESULTS_DIR [--splice FILE]`; exits with
+    the usage of `script` otherwise."""
+    args, splice = split_splice(argv)
+    if len(args) != 1 or args[0].startswith("-"):
+        sys.exit(f"usage: {script} RESULTS_DIR [--splice FILE]")
+    return args[0], splice
+
+
+def netem_rows(res):
+    """Every row of a bench/netem/run.sh results directory (its rows.jsonl)."""
+    return [json.loads(l) for l in open(os.path.join(res, "rows.jsonl")) if l.strip()]
+
+
 def generated_line(made_by, plot, env):
     """The first line of a generated table: what made it (`made_by`, already quoted), the
     script `plot` that drew it, and the run's env.txt facts (a commit with uncommitted

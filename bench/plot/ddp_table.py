@@ -8,12 +8,11 @@ training time. With --splice FILE the table goes between <!-- generated:NAME:beg
 
     python3 bench/plot/ddp_table.py RESULTS_DIR [--png docs/img/torch_ddp_netem.png] [--splice docs/python.md]
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from codec_speed_table import emit, env_of, split_option, split_splice  # noqa: E402
+from codec_speed_table import emit, env_of, netem_rows, split_option, split_splice  # noqa: E402
 
 BASE = "gloo f32"
 
@@ -32,8 +31,7 @@ def main():
     if len(args) != 1 or args[0].startswith("-"):
         sys.exit("usage: ddp_table.py RESULTS_DIR [--png FILE] [--splice FILE]")
     res = args[0]
-    rows = [json.loads(l) for l in open(os.path.join(res, "rows.jsonl")) if l.strip()]
-    rows = [r for r in rows if r.get("type") == "ddp"]
+    rows = [r for r in netem_rows(res) if r.get("type") == "ddp"]
     if not rows:
         sys.exit(f"{res}: no ddp rows")
     env = env_of(os.path.join(res, "env.txt"))

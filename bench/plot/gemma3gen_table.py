@@ -10,13 +10,12 @@ FILE, NAME being the results directory's name.
 
     python3 bench/plot/gemma3gen_table.py RESULTS_DIR [--splice docs/gemma3.md]
 """
-import json
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from codec_speed_table import emit, env_of, split_splice  # noqa: E402
+from codec_speed_table import emit, env_of, netem_rows, one_results_dir  # noqa: E402
 
 
 def kind(row):
@@ -32,11 +31,8 @@ def first_difference(a, b):
 
 
 def main():
-    args, splice = split_splice(sys.argv[1:])
-    if len(args) != 1 or args[0].startswith("-"):
-        sys.exit("usage: gemma3gen_table.py RESULTS_DIR [--splice FILE]")
-    res = args[0]
-    rows = [json.loads(l) for l in open(os.path.join(res, "rows.jsonl")) if l.strip()]
+    res, splice = one_results_dir(sys.argv[1:], "gemma3gen_table.py")
+    rows = netem_rows(res)
     rows = [r for r in rows if r.get("command") == "generate" and r["launch"].startswith("gemma3gen")]
     if not rows:
         sys.exit(f"{res}: no gemma3gen rows")

@@ -8,12 +8,11 @@ the results directory's name.
 
     python3 bench/plot/torch_table.py RESULTS_DIR [--splice docs/python.md]
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from codec_speed_table import emit, env_of, split_splice  # noqa: E402
+from codec_speed_table import emit, env_of, netem_rows, one_results_dir  # noqa: E402
 
 COLUMNS = [  # (label, algo)
     ("equarx int8 full_bidir (bf16)", "equarx_int8_full_bidir"),
@@ -25,11 +24,8 @@ INT8 = ("equarx_int8_full_bidir", "equarx_int8_two_shot")
 
 
 def main():
-    args, splice = split_splice(sys.argv[1:])
-    if len(args) != 1 or args[0].startswith("-"):
-        sys.exit("usage: torch_table.py RESULTS_DIR [--splice FILE]")
-    res = args[0]
-    rows = [json.loads(l) for l in open(os.path.join(res, "rows.jsonl")) if l.strip()]
+    res, splice = one_results_dir(sys.argv[1:], "torch_table.py")
+    rows = netem_rows(res)
     headers = [r for r in rows if r.get("type") == "header"]
     rows = [r for r in rows if r.get("type") == "torch_allreduce"]
     if not rows:

@@ -11,13 +11,12 @@ in FILE, NAME being the first results directory's name.
 
     python3 bench/plot/transformers_table.py RESULTS_DIR... [--splice docs/python.md]
 """
-import json
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from codec_speed_table import emit, env_of, split_splice  # noqa: E402
+from codec_speed_table import emit, env_of, netem_rows, split_splice  # noqa: E402
 
 BACKENDS = ("equarx", "gloo")
 
@@ -34,8 +33,7 @@ def main():
 
 def section(res):
     """The lines of one results directory: what made it, then a table per hosts and rate."""
-    rows = [json.loads(l) for l in open(os.path.join(res, "rows.jsonl")) if l.strip()]
-    rows = [r for r in rows if r.get("type") == "transformers_generate"]
+    rows = [r for r in netem_rows(res) if r.get("type") == "transformers_generate"]
     if not rows:
         sys.exit(f"{res}: no transformers_generate rows")
     env = env_of(os.path.join(res, "env.txt"))
