@@ -116,7 +116,7 @@ usage: bench/netem/run.sh [options]
   --tf-model DIR      checkpoint of the transformers config (default .venv-torch2/models/gemma3-270m-tp,
                       made by examples/python/gemma3_tp_checkpoint.py)
   --tf-prompt-tokens N, --tf-tokens M  prompt and new tokens of the transformers config (default 512, 64)
-  --tf-reps N         timed generations per launch, after one warm-up (default 3)
+  --tf-reps N         timed generations per launch, after one warm-up if N > 1 (default 3)
   --tf-launches N     launches of each backend, alternating equarx and gloo (default 2)
   -h, --help
 EOF
