@@ -27,8 +27,7 @@ and rank 0 prints the text and the timings. --json writes rank 0's tokens and ti
 Options: --backend equarx|gloo (the group's backend; gloo to compare), --prompt-tokens N (the
 beginning of apps/gemma3/data/prompt.txt, BOS first), --tokens M (new tokens), --repeat R
 (the whole generation R times, after one untimed warm-up when R > 1; timings are medians),
---algorithm/--codec
-(equarx options for the group: equarx.torch.options).
+--algorithm/--codec (equarx options for the group: equarx.torch.options).
 """
 
 import argparse
