@@ -86,10 +86,10 @@ typedef struct {
   int phases;                 /* equarxPhases_t, default equarxPhasesRSAG */
   int codec;                  /* equarxCodec_t, default equarxCodecInt8 */
   size_t block;               /* elements per scale block, 16..4096, default 64 */
-  size_t microshards;         /* 0 = EQUARX_MICROSHARDS or 4 */
+  size_t microshards;         /* 0 = EQUARX_MICROSHARDS, else its default */
   size_t quantize_min_bytes;  /* below this the unquantized ring is used; 0 = never */
   int f32_partials;           /* unquantized RS hops carry f32 */
-  uint32_t timeout_ms;        /* 0 = EQUARX_TIMEOUT_MS or 300000 */
+  uint32_t timeout_ms;        /* 0 = EQUARX_TIMEOUT_MS, else its default */
   int validate;               /* exchange a descriptor first (default 1) */
   /* since 0.2: */
   int rounding;               /* equarxRounding_t, default equarxRoundNearest */
@@ -151,7 +151,7 @@ typedef equarxResult_t (*equarxAllGatherFn)(const void* mine, size_t bytes, void
 /* Collective over `nranks` processes, without MPI: creates rank `rank`'s communicator over
  * equarx's own data path, set up through the caller's exchange (e.g. a key-value store;
  * it must be trusted: docs/security.md). `data_path`: "sockets", "host", "shm" or NULL for
- * EQUARX_DATA_PATH (default sockets); `setup_timeout_ms` <= 0: 60000. A wrong world size or
+ * EQUARX_DATA_PATH (docs/configuration.md); `setup_timeout_ms` <= 0: 60000. A wrong world size or
  * differing data paths fail on every rank (include/equarx/bootstrap.h). */
 equarxResult_t equarxCommCreate(int rank, int nranks, equarxAllGatherFn allgather, void* user,
                                 const char* data_path, int setup_timeout_ms, equarxComm_t* out);

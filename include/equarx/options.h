@@ -72,9 +72,9 @@ struct AllReduceOptions {
   Rotation rotation = Rotation::kDefault;
   /// Threads that run this rank's codec kernels (encode, decode-accumulate-encode, decode and
   /// the rotation), each on its own part of a microshard; the results are the same bits for
-  /// every value. 0 = EQUARX_THREADS, else this process's cores divided by the ranks that
-  /// share them (at most 8). Persistent: created once per communicator and value. Per rank
-  /// (not checked across ranks).
+  /// every value. 0 = EQUARX_THREADS, else its default: this process's cores divided by the
+  /// ranks that share them, capped (docs/configuration.md). Persistent: created once per
+  /// communicator and value. Per rank (not checked across ranks).
   uint32_t threads = 0;
 };
 
@@ -86,7 +86,9 @@ Rotation DefaultRotation(Codec codec);
 // One table describes every field of AllReduceOptions (except tune_file, a path): it drives
 // validation, the cross-rank descriptor and its diff, the C API mapping, text parsing and
 // formatting, the tools' flags and the Python keywords. Adding an option is one row in
-// src/core/options.cc plus the field here and in equarxConfig_t.
+// src/core/options.cc plus the field here (C reaches it through equarxConfig_t's `options`
+// text); an option with an EQUARX_* variable adds the variable's row to the knob table
+// (src/common/env.h), whose range, default and doc the option's row takes.
 
 enum class OptionKind : uint8_t {
   kEnum = 0,  ///< one of `values` (by name in text)

@@ -170,7 +170,7 @@ std::vector<Range> HierarchicalChunks(const AllReduceOptions& o, DType dtype, si
 
 Status CheckHierarchical(const Resolved& res, DType dtype, size_t count, int ranks) {
   const AllReduceOptions& o = res.options;
-  const HostLayout L(ranks, int(o.ranks_per_host));  // <= 2047 shards (the option's range): tags fit
+  const HostLayout L(ranks, int(o.ranks_per_host));  // ranks_per_host shards at most (the option's range): tags fit
   if (!res.rotation_asked || L.hosts < 2) return Status::Ok();
   for (int s = 0; s < L.Shards(); ++s) {
     const Range r = ShardRange(o, count, L, s);

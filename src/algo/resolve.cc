@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "algo/cost_model.h"
@@ -10,17 +11,42 @@
 
 namespace equarx::algo {
 
+namespace {
+
+// The option rows that name a knob (core/options.cc), with their knob (common/env.h).
+struct KnobFed {
+  const OptionField* field;
+  const env::Knob* knob;
+};
+const std::vector<KnobFed>& KnobFedOptions() {
+  static const std::vector<KnobFed> fed = [] {
+    std::vector<KnobFed> v;
+    size_t n = 0;
+    const OptionField* t = OptionFields(&n);
+    for (size_t i = 0; i < n; ++i)
+      if (!t[i].env.empty()) v.push_back({&t[i], env::FindKnob(t[i].env)});
+    return v;
+  }();
+  return fed;
+}
+
+}  // namespace
+
 AllReduceOptions ResolveDefaults(const AllReduceOptions& in, const env::Settings& env, int hosts_found) {
   AllReduceOptions o = in;
-  if (o.microshards == 0) o.microshards = env.microshards;
-  if (o.timeout_ms == 0) o.timeout_ms = env.timeout_ms;
-  if (o.ranks_per_host == 0) o.ranks_per_host = env.ranks_per_host ? env.ranks_per_host : uint32_t(std::max(1, hosts_found));
-  if (o.threads == 0) o.threads = env.threads;
-  if (o.rotation == Rotation::kDefault) {
-    if (!TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
-    else if (env.rotation) o.rotation = *env.rotation;
-    else o.rotation = DefaultRotation(o.codec);
+  // Every option that names a knob and is left unset takes the knob's value (the variable, or
+  // the knob's default) where the knob gives one.
+  const AllReduceOptions unset;
+  for (const KnobFed& f : KnobFedOptions()) {
+    if (!f.knob || f.field->get(o) != f.field->get(unset)) continue;
+    if (const std::optional<uint64_t> v = f.knob->option_value(env)) f.field->set(&o, *v);
   }
+  // What applies after the knob: ranks_per_host from the transport's layout; threads stays 0
+  // (the communicator divides its cores); rotation by the plan and the codec. A default
+  // rotation (EQUARX_ROTATION's included) applies to quantized plans only.
+  if (o.ranks_per_host == 0) o.ranks_per_host = uint32_t(std::max(1, hosts_found));
+  if (in.rotation == Rotation::kDefault && !TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
+  else if (o.rotation == Rotation::kDefault) o.rotation = DefaultRotation(o.codec);
   return o;
 }
 

@@ -1,106 +1,115 @@
-// equarx environment knobs (see env.h).
+// equarx environment knobs: the table of env.h as data, and Read() walking it.
 #include "common/env.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 namespace equarx::env {
-
-const std::vector<Knob>& Knobs() {
-  static const std::vector<Knob> kKnobs = {
-      {"EQUARX_TIMEOUT_MS", "uint", "300000",
-       "deadline of one collective call in milliseconds when the call's options give none"},
-      {"EQUARX_MICROSHARDS", "uint", "4",
-       "microshards per shard (1..64) when the call's options give none"},
-      {"EQUARX_RANKS_PER_HOST", "uint", "(the hosts the data path finds, else 1)",
-       "ranks per host, in rank order (1..2047), for algorithm hierarchical and auto's choice "
-       "of it, when the call's options give none; by default the layout that the data path "
-       "finds (R consecutive ranks per host; every rank on one host: all of them)"},
-      {"EQUARX_THREADS", "uint", "(cores / ranks on this host)",
-       "codec threads of each rank (1..64) when the call's options give none; the default "
-       "divides this process's cores by the ranks that share them, at most 8"},
-      {"EQUARX_TUNE_FILE", "path", "(none)",
-       "crossover table for algorithm=auto, written by equarx-tune (none: auto asks the cost "
-       "model, on the network of EQUARX_LINK_GBIT and EQUARX_STEP_US)"},
-      {"EQUARX_LINK_GBIT", "number", "1",
-       "algorithm=auto without a tune file: each host's link in Gbit/s per direction, as the "
-       "cost model assumes it (0.001..100000); every rank must give the same"},
-      {"EQUARX_STEP_US", "number", "50",
-       "algorithm=auto without a tune file: the time of one schedule step in microseconds "
-       "(latency and per-message cost; 0..1000000), as the cost model assumes it"},
-      {"EQUARX_DATA_PATH", "host|sockets|shm|mpi", "host",
-       "how a communicator across processes moves data: host (equarx's shared-memory rings to "
-       "the ranks of this host, its own TCP connections to the others; a dead or stopped peer "
-       "fails every survivor's call within its deadline), sockets (TCP only), shm (rings only: "
-       "every rank on one host), or MPI point-to-point"},
-      {"EQUARX_ROTATION", "none|hadamard", "(the codec's default)",
-       "rotation of calls whose options leave it at default (quantized plans only): none, or "
-       "hadamard (randomized Walsh-Hadamard per block before quantizing)"},
-      {"EQUARX_SPIN_US", "uint", "50",
-       "microseconds a rank that waits for a message polls for it before it sleeps (0..100000): "
-       "a small call's messages arrive within microseconds, and waking a sleeping rank costs "
-       "more than that"},
-      {"EQUARX_SOCKET_IFNAME", "name", "(first non-loopback)",
-       "network interface whose IPv4 address other hosts use to reach this rank (data path "
-       "sockets)"},
-  };
-  return kKnobs;
-}
-
 namespace {
 
-// Reads knob `name` into *out when set: `parse` (strtoull or strtod) must take all of it, and
-// the value must lie in [lo, hi]; otherwise it is ignored, with a warning naming `what`.
+// %.10g: a number as a user types it, without std::to_string's trailing zeros.
+std::string Number(double x) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.10g", x);
+  return s;
+}
+
+// Reads a number into *out when the variable is set: `parse` (strtoull or strtod) must take
+// all of it, and the value must lie in the knob's range; otherwise it is ignored, with a
+// warning naming `what`.
 template <typename T, typename Parse>
-bool ParseKnob(const char* name, T lo, T hi, const char* what, Parse parse, T* out,
-               std::vector<std::string>* warnings) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return false;
+void ReadNumber(const Knob& k, const char* what, Parse parse, T* out, std::vector<std::string>* warnings) {
+  const char* v = std::getenv(k.name);
+  if (!v || !*v) return;
   errno = 0;
   char* end = nullptr;
   const auto x = parse(v, &end);
-  if (errno || *end || !(x >= lo && x <= hi)) {  // a NaN fails the range test too
-    char range[64];  // %g: 0.001 and 100000, not std::to_string's 0.001000 and 100000.000000
-    std::snprintf(range, sizeof range, "[%.10g, %.10g]", double(lo), double(hi));
-    warnings->push_back(std::string(name) + "='" + v + "' ignored: expected " + what + " in " + range);
-    return false;
+  using X = std::remove_const_t<decltype(x)>;
+  if (errno || *end || !(x >= X(k.lo) && x <= X(k.hi))) {  // a NaN fails the range test too
+    warnings->push_back(std::string(k.name) + "='" + v + "' ignored: expected " + what + " in [" +
+                        Number(k.lo) + ", " + Number(k.hi) + "]");
+    return;
   }
   *out = T(x);
-  return true;
 }
 
-bool ParseUint(const char* name, uint32_t lo, uint32_t hi, uint32_t* out,
-               std::vector<std::string>* warnings) {
-  return ParseKnob(name, lo, hi, "an integer",
-                   [](const char* v, char** end) { return std::strtoull(v, end, 10); }, out, warnings);
+void ReadInto(const Knob& k, uint32_t* out, std::vector<std::string>* warnings) {
+  ReadNumber(k, "an integer", [](const char* v, char** end) { return std::strtoull(v, end, 10); }, out,
+             warnings);
+}
+void ReadInto(const Knob& k, double* out, std::vector<std::string>* warnings) {
+  ReadNumber(k, "a number", [](const char* v, char** end) { return std::strtod(v, end); }, out, warnings);
+}
+void ReadInto(const Knob& k, std::string* out, std::vector<std::string>*) {
+  if (const char* v = std::getenv(k.name); v && *v) *out = v;
+}
+void ReadInto(const Knob& k, std::optional<Rotation>* out, std::vector<std::string>* warnings) {
+  const char* v = std::getenv(k.name);
+  if (!v || !*v) return;
+  const auto r = ParseRotation(v);
+  if (r && *r != Rotation::kDefault) {
+    *out = *r;
+    return;
+  }
+  std::string values = k.type;  // "none|hadamard": "none or hadamard"
+  size_t bar = 0;
+  while ((bar = values.find('|')) != std::string::npos) values.replace(bar, 1, " or ");
+  warnings->push_back(std::string(k.name) + "='" + v + "' ignored: expected " + values);
 }
 
-bool ParseNumber(const char* name, double lo, double hi, double* out,
-                 std::vector<std::string>* warnings) {
-  return ParseKnob(name, lo, hi, "a number", [](const char* v, char** end) { return std::strtod(v, end); },
-                   out, warnings);
+std::optional<uint64_t> OptionValue(uint32_t v) { return v; }
+std::optional<uint64_t> OptionValue(double) { return std::nullopt; }
+std::optional<uint64_t> OptionValue(const std::string&) { return std::nullopt; }
+std::optional<uint64_t> OptionValue(const std::optional<Rotation>& v) {
+  if (!v) return std::nullopt;
+  return uint64_t(*v);
+}
+
+// The default as the tables show it: a number or a word as itself.
+std::string DefaultText(uint32_t v) { return Number(v); }
+std::string DefaultText(double v) { return Number(v); }
+std::string DefaultText(const std::string& v) { return v; }
+std::string DefaultText(const std::optional<Rotation>&) { return ""; }
+
+template <typename T>
+Knob Row(const char* name, const T& def, double lo, double hi, const char* type, std::string default_text,
+         std::string doc, void (*read)(const Knob&, Settings*),
+         std::optional<uint64_t> (*option_value)(const Settings&)) {
+  if (default_text.empty()) default_text = DefaultText(def);
+  if (const size_t i = doc.find("{range}"); i != std::string::npos)
+    doc.replace(i, 7, Number(lo) + ".." + Number(hi));
+  return Knob{name, type, default_text, doc, lo, hi, read, option_value};
 }
 
 }  // namespace
 
+const std::vector<Knob>& Knobs() {
+  static const std::vector<Knob> kKnobs = [] {
+    const Settings defaults;
+    std::vector<Knob> knobs;
+#define EQUARX_KNOB_ROW(field, Type, name, def, lo, hi, type, default_text, doc)                  \
+  knobs.push_back(Row(                                                                           \
+      name, defaults.field, double(lo), double(hi), type, default_text, doc,                     \
+      [](const Knob& k, Settings* s) { ReadInto(k, &s->field, &s->warnings); },                  \
+      [](const Settings& s) { return OptionValue(s.field); }));
+    EQUARX_ENV_KNOBS(EQUARX_KNOB_ROW)
+#undef EQUARX_KNOB_ROW
+    return knobs;
+  }();
+  return kKnobs;
+}
+
+const Knob* FindKnob(std::string_view name) {
+  for (const Knob& k : Knobs())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
 Settings Read() {
   Settings s;
-  ParseUint("EQUARX_TIMEOUT_MS", 1, 86400000, &s.timeout_ms, &s.warnings);
-  ParseUint("EQUARX_MICROSHARDS", 1, 64, &s.microshards, &s.warnings);
-  ParseUint("EQUARX_RANKS_PER_HOST", 1, 2047, &s.ranks_per_host, &s.warnings);
-  ParseUint("EQUARX_THREADS", 1, 64, &s.threads, &s.warnings);
-  ParseUint("EQUARX_SPIN_US", 0, 100000, &s.spin_us, &s.warnings);
-  ParseNumber("EQUARX_LINK_GBIT", 0.001, 100000, &s.link_gbit, &s.warnings);
-  ParseNumber("EQUARX_STEP_US", 0, 1000000, &s.step_us, &s.warnings);
-  if (const char* v = std::getenv("EQUARX_TUNE_FILE")) s.tune_file = v;
-  if (const char* v = std::getenv("EQUARX_DATA_PATH"); v && *v) s.data_path = v;
-  if (const char* v = std::getenv("EQUARX_SOCKET_IFNAME")) s.socket_ifname = v;
-  if (const char* v = std::getenv("EQUARX_ROTATION"); v && *v) {
-    const auto r = ParseRotation(v);
-    if (r && *r != Rotation::kDefault) s.rotation = *r;
-    else s.warnings.push_back(std::string("EQUARX_ROTATION='") + v + "' ignored: expected none or hadamard");
-  }
+  for (const Knob& k : Knobs()) k.read(k, &s);
   return s;
 }
 

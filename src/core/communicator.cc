@@ -70,9 +70,10 @@ struct Communicator::Impl {
     for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", "MPI_LOCALNRANKS"})
       if (const char* e = std::getenv(v)) local_ranks = std::max(local_ranks, std::atoi(e));
   }
-  // The cores divided by the ranks that share them (also ranks_per_host), at most 8.
+  // The cores divided by the ranks that share them (also ranks_per_host), at most
+  // env::kDefaultThreadsAtMost (EQUARX_THREADS's default).
   int DefaultThreads(uint32_t ranks_per_host) const {
-    return std::clamp(cores / std::max(local_ranks, int(ranks_per_host)), 1, 8);
+    return std::clamp(cores / std::max(local_ranks, int(ranks_per_host)), 1, int(env::kDefaultThreadsAtMost));
   }
   // Set by the first call that failed part-way (a timeout, a lost peer, an error inside the
   // collective): the ranks may no longer agree on the call sequence and stale messages may

@@ -6,12 +6,21 @@
 // options walks this table instead of naming fields: CheckOptions, the descriptor exchange and
 // its diff (core/validate.cc), the C API (core/c_api.cc), ParseOptions / FormatOptions, the
 // tools' flags (tools/common/option_flags.cc) and the Python keywords (python/equarx/csrc).
+//
+// A row with a variable names its knob (the table of common/env.h) and states neither range
+// nor default: the knob's maximum is the option's (0 = unset), its doc ends with what an unset
+// option becomes, from the knob's default, and algo::ResolveDefaults fills the option from the
+// knob.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
 #include <string>
 #include <type_traits>
 
 #include "equarx/options.h"
+#include "common/env.h"
 #include "core/validate.h"
 
 namespace equarx {
@@ -43,25 +52,46 @@ constexpr uint64_t U(T v) {
   else return uint64_t(v);
 }
 
-// One row. `values` is a table function for enums.
-#define EQUARX_ENUM_ROW(field, alias, Type, table, agreed, env, doc)                          \
+const env::Knob& KnobNamed(std::string_view name) {
+  const env::Knob* k = env::FindKnob(name);
+  if (!k) {  // env::knob:: names every row, so only a broken table gets here
+    std::fprintf(stderr, "equarx: option table names unknown knob %.*s\n", int(name.size()), name.data());
+    std::abort();
+  }
+  return *k;
+}
+
+// The doc of a row fed by a knob: "doc (0 = EQUARX_X or its default)", the default as the knob
+// table shows it (without its parentheses). Kept for the program's life, as the table is.
+std::string_view KnobDoc(std::string_view doc, const char* unset, std::string_view knob) {
+  static std::deque<std::string> docs;  // filled once, inside TheTable()'s initialization
+  std::string d = KnobNamed(knob).default_value;
+  if (d.size() > 1 && d.front() == '(' && d.back() == ')') d = d.substr(1, d.size() - 2);
+  docs.push_back(std::string(doc) + " (" + unset + " = " + std::string(knob) + " or " + d + ")");
+  return docs.back();
+}
+
+// One row. `values` is a table function for enums; a *_KNOB_ROW names its knob as
+// env::knob::<field> (common/env.h): an unsigned option then ranges from 0 (unset) to the
+// knob's maximum. A bool's setter is bool(v): v != 0.
+#define EQUARX_ROW(field, alias, Type, kind, values, num_values, lo, hi, agreed, knob, doc)    \
   OptionField {                                                                                \
-    #field, alias, OptionKind::kEnum, Values(table), NumValues(table), 0, 0, agreed, env, doc, \
+    #field, alias, kind, values, num_values, lo, hi, agreed, knob, doc,                        \
         [](const AllReduceOptions& o) { return U(o.field); },                                  \
         [](AllReduceOptions* o, uint64_t v) { o->field = Type(v); }                             \
   }
-#define EQUARX_UINT_ROW(field, alias, Type, lo, hi, agreed, env, doc)                         \
-  OptionField {                                                                                \
-    #field, alias, OptionKind::kUint, nullptr, 0, lo, hi, agreed, env, doc,                   \
-        [](const AllReduceOptions& o) { return U(o.field); },                                  \
-        [](AllReduceOptions* o, uint64_t v) { o->field = Type(v); }                             \
-  }
-#define EQUARX_BOOL_ROW(field, alias, agreed, doc)                                             \
-  OptionField {                                                                                \
-    #field, alias, OptionKind::kBool, nullptr, 0, 0, 1, agreed, "", doc,                      \
-        [](const AllReduceOptions& o) { return U(o.field); },                                  \
-        [](AllReduceOptions* o, uint64_t v) { o->field = v != 0; }                              \
-  }
+#define EQUARX_ENUM_ROW(field, alias, Type, table, agreed, doc) \
+  EQUARX_ROW(field, alias, Type, OptionKind::kEnum, Values(table), NumValues(table), 0, 0, agreed, "", doc)
+#define EQUARX_ENUM_KNOB_ROW(field, Type, table, agreed, knob, doc)                                       \
+  EQUARX_ROW(field, "", Type, OptionKind::kEnum, Values(table), NumValues(table), 0, 0, agreed, knob, \
+             KnobDoc(doc, "default", knob))
+#define EQUARX_UINT_ROW(field, alias, Type, lo, hi, agreed, doc) \
+  EQUARX_ROW(field, alias, Type, OptionKind::kUint, nullptr, 0, lo, hi, agreed, "", doc)
+#define EQUARX_UINT_KNOB_ROW(field, Type, agreed, knob, doc)                                            \
+  EQUARX_ROW(field, "", Type, OptionKind::kUint, nullptr, 0, 0, uint64_t(KnobNamed(knob).hi), agreed, \
+             knob, KnobDoc(doc, "0", knob))
+#define EQUARX_BOOL_ROW(field, alias, agreed, doc) \
+  EQUARX_ROW(field, alias, bool, OptionKind::kBool, nullptr, 0, 0, 1, agreed, "", doc)
 
 struct Table {
   OptionField rows[17];
@@ -74,38 +104,35 @@ static_assert(std::extent_v<decltype(Table::rows)> <= core::kMaxDescribedFields,
 const Table& TheTable() {
   static const Table t = [] {
     Table t{{
-        EQUARX_ENUM_ROW(algorithm, "algo", Algorithm, AlgorithmTable, true, "",
+        EQUARX_ENUM_ROW(algorithm, "algo", Algorithm, AlgorithmTable, true,
                         "AllReduce algorithm (auto: by message size; docs/algorithms.md)"),
-        EQUARX_ENUM_ROW(phases, "", Phases, PhasesTable, true, "",
+        EQUARX_ENUM_ROW(phases, "", Phases, PhasesTable, true,
                         "which phases carry quantized data: rs, ag or rs+ag"),
-        EQUARX_ENUM_ROW(codec, "", Codec, CodecTable, true, "", "wire codec of the quantized phases"),
-        EQUARX_UINT_ROW(block, "", size_t, kMinBlock, kMaxBlock, true, "",
+        EQUARX_ENUM_ROW(codec, "", Codec, CodecTable, true, "wire codec of the quantized phases"),
+        EQUARX_UINT_ROW(block, "", size_t, kMinBlock, kMaxBlock, true,
                         "elements per scale block (and per rotation block; 16 with two_level)"),
-        EQUARX_ENUM_ROW(scale, "", ScaleFormat, ScaleFormatTable, true, "",
+        EQUARX_ENUM_ROW(scale, "", ScaleFormat, ScaleFormatTable, true,
                         "how each block's scale is stored: f32 (4 bytes), bf16 (2 bytes) or two_level (bf16 + 4 bits per 8 elements)"),
-        EQUARX_ENUM_ROW(rounding, "", Rounding, RoundingTable, true, "",
+        EQUARX_ENUM_ROW(rounding, "", Rounding, RoundingTable, true,
                         "rounding of the quantized phases: nearest or stochastic (int8/int4)"),
-        EQUARX_UINT_ROW(seed, "", uint64_t, 0, UINT64_MAX, true, "",
+        EQUARX_UINT_ROW(seed, "", uint64_t, 0, UINT64_MAX, true,
                         "seed of stochastic rounding and of the rotation's signs"),
-        EQUARX_ENUM_ROW(rotation, "", Rotation, RotationTable, true, "EQUARX_ROTATION",
-                        "rotation before quantizing: default, none or hadamard"),
-        EQUARX_UINT_ROW(microshards, "", size_t, 0, kMaxMicroshards, true, "EQUARX_MICROSHARDS",
-                        "pipeline pieces per shard (0 = EQUARX_MICROSHARDS or 4)"),
-        EQUARX_UINT_ROW(quantize_min_bytes, "", size_t, 0, UINT64_MAX, true, "",
+        EQUARX_ENUM_KNOB_ROW(rotation, Rotation, RotationTable, true, env::knob::rotation,
+                             "rotation before quantizing: default, none or hadamard"),
+        EQUARX_UINT_KNOB_ROW(microshards, size_t, true, env::knob::microshards, "pipeline pieces per shard"),
+        EQUARX_UINT_ROW(quantize_min_bytes, "", size_t, 0, UINT64_MAX, true,
                         "messages smaller than this run unquantized: the ring, one_shot_raw for one_shot (0 = never)"),
         EQUARX_BOOL_ROW(f32_partials, "", true, "unquantized reduce-scatter hops carry f32"),
-        EQUARX_UINT_ROW(timeout_ms, "", uint32_t, 0, 86400000, false, "EQUARX_TIMEOUT_MS",
-                        "per-call deadline in ms (0 = EQUARX_TIMEOUT_MS or 300000)"),
+        EQUARX_UINT_KNOB_ROW(timeout_ms, uint32_t, false, env::knob::timeout_ms, "per-call deadline in ms"),
         EQUARX_BOOL_ROW(validate, "", false,
                         "exchange a descriptor first so bad or mismatched calls fail everywhere"),
-        EQUARX_ENUM_ROW(mode, "", ExecutionMode, ModeTable, true, "",
+        EQUARX_ENUM_ROW(mode, "", ExecutionMode, ModeTable, true,
                         "diagnostics: normal, wire_only or codec_only"),
-        EQUARX_ENUM_ROW(inner, "", Algorithm, AlgorithmTable, true, "",
+        EQUARX_ENUM_ROW(inner, "", Algorithm, AlgorithmTable, true,
                         "hierarchical: the algorithm across hosts (auto: by shard size)"),
-        EQUARX_UINT_ROW(ranks_per_host, "", uint32_t, 0, 2047, true, "EQUARX_RANKS_PER_HOST",
-                        "ranks per host in rank order (0 = EQUARX_RANKS_PER_HOST, else the hosts the data path found, else 1)"),
-        EQUARX_UINT_ROW(threads, "", uint32_t, 0, kMaxThreads, false, "EQUARX_THREADS",
-                        "codec threads of this rank (0 = EQUARX_THREADS or cores / local ranks, at most 8)"),
+        EQUARX_UINT_KNOB_ROW(ranks_per_host, uint32_t, true, env::knob::ranks_per_host,
+                             "ranks per host in rank order"),
+        EQUARX_UINT_KNOB_ROW(threads, uint32_t, false, env::knob::threads, "codec threads of this rank"),
     }};
     t.n = std::size(t.rows);
     return t;

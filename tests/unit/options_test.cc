@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "algo/resolve.h"
 #include "common/env.h"
 #include "equarx/equarx.h"
 #include "equarx/options.h"
@@ -251,6 +252,61 @@ TEST(Env, KnobsReadGoodValuesAndIgnoreBadOnesWithAWarning) {
   EXPECT_NE(s.warnings[0].find("expected a number in [0.001, 100000]"), std::string::npos)
       << s.warnings[0];
   for (const char* n : names) ::unsetenv(n);
+}
+
+// An option row that names a knob takes the knob's range and default from the knob table, and
+// ResolveDefaults fills it from the knob: option > variable > default.
+TEST(Env, OptionsThatNameAKnobTakeItsRangeAndValue) {
+  size_t n = 0;
+  const OptionField* t = OptionFields(&n);
+  for (size_t i = 0; i < n; ++i) {
+    if (t[i].env.empty()) continue;
+    const env::Knob* k = env::FindKnob(t[i].env);
+    ASSERT_NE(k, nullptr) << t[i].name;
+    if (t[i].kind == OptionKind::kUint) {
+      EXPECT_EQ(t[i].min, 0u) << t[i].name;
+      EXPECT_EQ(double(t[i].max), k->hi) << t[i].name;
+    }
+    EXPECT_NE(t[i].doc.find(std::string(t[i].env) + " or "), std::string_view::npos) << t[i].doc;
+  }
+  EXPECT_EQ(FindOptionField("timeout_ms")->doc, "per-call deadline in ms (0 = EQUARX_TIMEOUT_MS or 300000)");
+
+  // Each knob-fed option: unset with the variable unset, from the variable, asked explicitly.
+  struct Case {
+    const char* option;
+    const char* var;
+    const char* text;
+    uint64_t from_var, asked, unset;
+  };
+  const Case cases[] = {
+      {"timeout_ms", "EQUARX_TIMEOUT_MS", "1234", 1234, 9, 300000},
+      {"microshards", "EQUARX_MICROSHARDS", "7", 7, 2, 4},
+      {"ranks_per_host", "EQUARX_RANKS_PER_HOST", "2", 2, 4, 3},  // unset: the transport's 3
+      {"threads", "EQUARX_THREADS", "5", 5, 1, 0},                // unset: the communicator's
+      {"rotation", "EQUARX_ROTATION", "none", uint64_t(Rotation::kNone), uint64_t(Rotation::kHadamard),
+       uint64_t(DefaultRotation(Codec::kInt8))},
+  };
+  for (const Case& c : cases) ::unsetenv(c.var);
+  const AllReduceOptions unset = algo::ResolveDefaults(AllReduceOptions{}, env::Read(), 3);
+  for (const Case& c : cases) ::setenv(c.var, c.text, 1);
+  const env::Settings s = env::Read();
+  EXPECT_TRUE(s.warnings.empty());
+  const AllReduceOptions from_var = algo::ResolveDefaults(AllReduceOptions{}, s, 3);
+  AllReduceOptions asked;
+  for (const Case& c : cases) FindOptionField(c.option)->set(&asked, c.asked);
+  asked = algo::ResolveDefaults(asked, s, 3);
+  for (const Case& c : cases) {
+    const OptionField& f = *FindOptionField(c.option);
+    EXPECT_EQ(f.get(unset), c.unset) << c.option;
+    EXPECT_EQ(f.get(from_var), c.from_var) << c.option;
+    EXPECT_EQ(f.get(asked), c.asked) << c.option;
+  }
+  // The default rotation, the variable's included, applies to quantized plans only.
+  AllReduceOptions ring;
+  ring.algorithm = Algorithm::kRing;
+  ::setenv("EQUARX_ROTATION", "hadamard", 1);
+  EXPECT_EQ(algo::ResolveDefaults(ring, env::Read()).rotation, Rotation::kNone);
+  for (const Case& c : cases) ::unsetenv(c.var);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ void EndJobIfFailed(const Communicator& comm, int grace_ms) {
 #ifdef EQUARX_HAVE_MPI
 int MpiStepDeadlineMs() {
   const uint64_t twice = 2 * uint64_t(ResolveOptions(AllReduceOptions{}).timeout_ms);
-  return int(std::clamp<uint64_t>(twice, 10000, 86400000));
+  return int(std::clamp<uint64_t>(twice, 10000, FindOptionField("timeout_ms")->max));  // the option's range
 }
 
 void MpiBarrier(MPI_Comm comm, int deadline_ms) {
