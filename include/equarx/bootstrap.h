@@ -24,7 +24,7 @@ enum class DataPath {
   /// 4.1 over TCP a connection reset can abort the rank that sees it (docs/errors.md). Only
   /// CreateMpiCommunicator offers it.
   kMpi,
-  /// equarx's own TCP connections, one per pair of ranks (the default). A dead peer fails every
+  /// equarx's own TCP connections, one per pair of ranks. A dead peer fails every
   /// survivor's call within its deadline (kRemoteError or kTimeout). Ranks on one host use
   /// loopback; others reach each other through `socket_interface`.
   kSockets,
@@ -32,8 +32,8 @@ enum class DataPath {
   /// (checked: kInvalidArgument on every rank otherwise). No TCP at all; a dead peer
   /// process fails every survivor's call within 50 ms, a stopped one at the deadline.
   kSharedMemory,
-  /// equarx's own transport per peer: shared-memory rings to the ranks of this host (equal
-  /// host name and boot), TCP to the others (src/transport/shm/host_transport.h).
+  /// equarx's own transport per peer (the default): shared-memory rings to the ranks of this
+  /// host (equal host name and boot), TCP to the others (src/transport/shm/host_transport.h).
   kHost,
 };
 
