@@ -66,8 +66,7 @@ usage: bench/netem/run.sh [options]
                       faultmatrix, gemma3, gemma3gen or transformers
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
   --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,ddp,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3,
-                      gemma3gen,transformers (default
-                      link,bf16,f32,mpi,mpi_ring,gloo)
+                      gemma3gen,transformers (default link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
   --overlap-sizes LIST  sizes for the overlap config (default 16M,64M)
@@ -111,8 +110,7 @@ usage: bench/netem/run.sh [options]
   --gemma3-tokens L   prompt lengths of the gemma3 config (default 512,1024,2048)
   --gemma3-reps N     timed passes per configuration and length, after one warm-up (default 3)
   --gemma3-threads N  GEMM threads per rank (default 1: the ranks share this machine's cores)
-  --gen-prompt-tokens N, --gen-tokens M  prompt and new tokens of the gemma3gen config (default 512, 128)
-  --gen-launches N    launches of the gemma3gen config (default 2)
+  --gen-prompt-tokens N, --gen-tokens M, --gen-launches L  the gemma3gen config's prompt and new tokens, launches (512, 128, 2)
   --tf-model DIR      checkpoint of the transformers config (default .venv-torch2/models/gemma3-270m-tp,
                       made by examples/python/gemma3_tp_checkpoint.py)
   --tf-prompt-tokens N, --tf-tokens M  prompt and new tokens of the transformers config (default 512, 64)
@@ -440,6 +438,9 @@ perf_common() {
   if [[ -n $SCALE ]]; then PERF_ARGS+=(--scale "$SCALE"); fi
 }
 
+# shellcheck source=bench/netem/app_configs.sh
+source "$REPO/bench/netem/app_configs.sh"
+
 run_all_configs() {   # for the current topology and RATE
   local rate=$1 tag="H${CUR_H}_$1"
   perf_common
@@ -474,33 +475,7 @@ run_all_configs() {   # for the current topology and RATE
       -w "$WARMUP" --store "$store" --iface eqx0 -J "$OUT/raw/${tag}_gloo.jsonl"
     rm -rf "$store"
   fi
-  if has torch; then
-    local tpy="$REPO/$TORCH_VENV/bin/python"
-    [[ -x $tpy ]] || { log "torch: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
-    launch torch "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$((29500 + RANDOM % 2000)) \
-      -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "$REPO/bench/torch/allreduce_bench.py" -b "$MINB" -e "$MAXB" \
-      -f "$FACTOR" -n "$ITERS" -w "$WARMUP" -J "$OUT/raw/${tag}_torch.jsonl"
-  fi
-  if has ddp; then
-    local tpy="$REPO/$TORCH_VENV/bin/python"
-    [[ -x $tpy ]] || { log "ddp: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
-    local port=$((29500 + RANDOM % 2000))
-    local train=("$REPO/bench/torch/ddp_train.py" --steps "$DDP_STEPS" -J "$OUT/raw/${tag}_ddp.jsonl")
-    if [[ $DDP_LAUNCHER == torchrun ]]; then
-      # One torchrun agent per host (mpirun only puts each into its namespace), node rank =
-      # the host's index; the workers rendezvous through the agents' store on host 0.
-      local workaround=""  # Debian's 1.13 on Python 3.11 (docs/python.md, "Launching")
-      [[ $("$tpy" -c 'import torch; print(torch.__version__[0])') == 1 ]] && \
-        workaround="--redirects 2 --tee 2 --log_dir $OUT/raw/${tag}_torchrun"
-      launch ddp "$rate" -x GLOO_SOCKET_IFNAME=eqx0 -- bash -c \
-        "exec $tpy -m torch.distributed.run --nnodes $CUR_H --nproc_per_node 1 \
-           --node_rank \$OMPI_COMM_WORLD_RANK --master_addr $SUBNET.1 --master_port $port $workaround \
-           $(printf '%q ' "${train[@]}")"
-    else
-      launch ddp "$rate" -x MASTER_ADDR="$SUBNET.1" -x MASTER_PORT=$port \
-        -x GLOO_SOCKET_IFNAME=eqx0 -- "$tpy" "${train[@]}"
-    fi
-  fi
+  run_app_configs "$rate" "$tag"  # torch, ddp, transformers, gemma3gen, gemma3 (bench/netem/app_configs.sh)
   if has hier; then
     launch hier "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
       --algo ring,full_bidir,two_shot,hierarchical --inner "$HIER_INNER" --phases rs+ag \
@@ -527,33 +502,6 @@ run_all_configs() {   # for the current topology and RATE
       launch "overlap_$s" "$rate" "$PERF" -b "$s" -e "$s" "${PERF_ARGS[@]}" -d bf16 \
         --algo "$OVERLAP_ALGOS" --phases rs+ag --overlap -J "$OUT/raw/${tag}_overlap_$s.jsonl"
     done
-  fi
-  if has transformers; then
-    local tpy="$REPO/$TORCH_VENV/bin/python" k b
-    [[ -x $tpy ]] || { log "transformers: $tpy missing (run scripts/test_python.sh first)"; exit 2; }
-    for ((k = 1; k <= TF_LAUNCHES; k++)); do
-      for b in equarx gloo; do
-        # One torchrun agent per host, as the ddp config starts them; rank 0 writes the row.
-        launch "transformers_${b}_$k" "$rate" -x GLOO_SOCKET_IFNAME=eqx0 -x OMP_NUM_THREADS=1 -- bash -c \
-          "exec $tpy -m torch.distributed.run --nnodes $CUR_H --nproc_per_node 1 \
-             --node_rank \$OMPI_COMM_WORLD_RANK --master_addr $SUBNET.1 --master_port $((29500 + RANDOM % 2000)) \
-             $(printf '%q ' "$REPO/examples/python/transformers_tp.py" --model "$TF_MODEL" --backend "$b" \
-               --prompt-tokens "$TF_PROMPT" --tokens "$TF_TOKENS" --repeat "$TF_REPS" \
-               --json "$OUT/raw/${tag}_transformers_${b}_$k.jsonl")"
-      done
-    done
-  fi
-  if has gemma3gen; then
-    local k
-    for ((k = 1; k <= GEN_LAUNCHES; k++)); do
-      launch "gemma3gen_$k" "$rate" "$OUT/bin/equarx-gemma3" generate --model "$GEMMA3_MODEL" \
-        --prompt-tokens "$GEN_PROMPT" --tokens "$GEN_TOKENS" --algo auto,ring --allreduce equarx,mpi \
-        --gemm-threads "$GEMMA3_THREADS" --json "$OUT/raw/${tag}_gemma3gen_$k.jsonl"
-    done
-  fi
-  if has gemma3; then
-    launch gemma3 "$rate" "$OUT/bin/equarx-gemma3" bench --model "$GEMMA3_MODEL" --tokens "$GEMMA3_TOKENS" \
-      --reps "$GEMMA3_REPS" --gemm-threads "$GEMMA3_THREADS" --sweep --json "$OUT/raw/${tag}_gemma3.jsonl"
   fi
   if has mpitest; then
     launch mpitest "$rate" "$OUT/bin/mpi_test"
