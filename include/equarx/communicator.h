@@ -18,6 +18,9 @@ namespace transport { class Transport; }
 struct CommStats {
   uint64_t bytes_sent = 0;  ///< bytes this rank handed to the transport, all calls together
   uint64_t calls = 0;       ///< allreduce calls made
+  /// Scratch memory the communicator holds for its calls, in bytes: the most any call so far
+  /// needed (kept for the next). A call uses at most max(64 MiB, a quarter of its message).
+  uint64_t scratch_bytes = 0;
 };
 
 /// Opt-in error telemetry of one call, on one rank: what this rank's own encodes did (every

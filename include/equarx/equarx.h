@@ -176,6 +176,8 @@ equarxResult_t equarxCommRank(equarxComm_t comm, int* rank);
 equarxResult_t equarxCommCount(equarxComm_t comm, int* count);
 /* Bytes this rank has sent so far. */
 equarxResult_t equarxCommBytesSent(equarxComm_t comm, uint64_t* bytes);
+/* Scratch memory the communicator holds for its calls (equarx::CommStats::scratch_bytes). */
+equarxResult_t equarxCommScratchBytes(equarxComm_t comm, uint64_t* bytes);
 /* Message of the communicator's last failed call ("" if none). Valid until the next call. */
 const char* equarxCommGetLastError(equarxComm_t comm);
 

@@ -179,6 +179,8 @@ class Communicator:
     size = property(lambda self: self._native.size)
     bytes_sent = property(lambda self: self._native.bytes_sent)
     calls = property(lambda self: self._native.calls, doc="AllReduce calls this communicator has made.")
+    scratch_bytes = property(lambda self: self._native.scratch_bytes,
+                             doc="Scratch memory held for calls: at most max(64 MiB, a quarter of a message).")
 
     @property
     def ranks_per_host(self):

@@ -9,8 +9,8 @@
 //
 // Contribution and result (Local, DecodeOut, OwnerLoss): a schedule reads this rank's
 // contribution for a segment through Local() and writes decoded results through DecodeOut().
-// With error feedback (or naive fp8's precast) the contribution is a staged f32 copy of the
-// whole tensor. With a rotation (RunArgs::rotation) the contribution is forward-rotated into a
+// With error feedback (or naive fp8's precast) the contribution is a staged f32 copy (of the
+// whole tensor, or of the segments a schedule points to with StageAt). With a rotation (RunArgs::rotation) the contribution is forward-rotated into a
 // segment-sized f32 temporary (or the staged copy was rotated once, whole), and DecodeOut()
 // decodes into f32 and inverse-rotates into the output: every element is rotated once on the
 // way in and once on the way out, and the schedule in between works in the rotated domain.
@@ -128,16 +128,23 @@ class CallIo {
   }
 
   // ---- Contribution and result (see the top of this file) ----
-  /// Binds the call's buffers. `staged`: `count` f32 of scratch when the contribution is staged
-  /// (error feedback, naive fp8), else null; `tmp`: two segment-sized f32 temporaries of
-  /// `tmp_elems` each when a rotation or error feedback is on, else null.
+  /// Binds the call's buffers. `staged`: f32 scratch for the contribution of elements 0 ..
+  /// (count - 1) when it is staged (error feedback, naive fp8), else null (StageAt moves it);
+  /// `tmp`: two segment-sized f32 temporaries of `tmp_elems` each when a rotation or error
+  /// feedback is on, else null.
   void Bind(const RunArgs& a, float* staged, float* tmp, size_t tmp_elems) {
     args_ = &a;
-    staged_ = staged;
+    StageAt(staged, 0);
     tmp_[0] = tmp;
     tmp_[1] = tmp ? tmp + tmp_elems : nullptr;
     rotate_ = a.rotation.block != 0;
     pool_ = a.pool;
+  }
+  /// The staged contribution is read from `staged` for the segments that start at element
+  /// `begin` (a schedule that stages one segment at a time points here before each).
+  void StageAt(float* staged, size_t begin) {
+    staged_ = staged;
+    staged_begin_ = begin;
   }
   struct View {
     const void* data;
@@ -145,7 +152,7 @@ class CallIo {
   };
   /// This rank's contribution to segment r, as the encoders should read it.
   View Local(Range r) {
-    if (staged_) return {staged_ + r.begin, DType::kFloat32};
+    if (staged_) return {Staged(r), DType::kFloat32};
     const void* src = static_cast<const uint8_t*>(args_->send) + r.begin * DTypeSize(args_->dtype);
     if (!rotate_) return {src, args_->dtype};
     if (!codec_on_) return {tmp_[0], DType::kFloat32};
@@ -201,17 +208,18 @@ class CallIo {
   }
   /// Whether a guarded rotation's inverse gave a NaN or Inf result (DecodeOut) so far.
   bool RotatedNonfinite() const { return nonfinite_.load(std::memory_order_relaxed); }
-  /// Error feedback: staged <- f32(send) + residual (rotated when a rotation is on), then
-  /// residual <- 0: the call's contribution, to which every encode of this rank adds back
-  /// what it loses (EncodeWithLoss, OwnerLoss).
-  void StageResidual() {
-    const size_t n = args_->count;
-    if (n == 0) return;
+  /// Error feedback, for segment r: staged <- f32(send) + residual (rotated when a rotation is
+  /// on), then residual <- 0: the call's contribution, to which every encode of this rank adds
+  /// back what it loses (EncodeWithLoss, OwnerLoss).
+  void StageResidual(Range r) {
+    if (r.count == 0) return;
+    float* staged = Staged(r);
     codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(args_->dtype), 0},
-                            static_cast<const uint8_t*>(args_->send), n, DType::kFloat32,
-                            args_->residual, staged_);
-    std::fill(args_->residual, args_->residual + n, 0.0f);
-    if (rotate_) codec::RotateForward(args_->rotation, DType::kFloat32, staged_, n, args_->element_offset, staged_);
+                            static_cast<const uint8_t*>(At(args_->send, args_->dtype, r.begin)), r.count, DType::kFloat32,
+                            args_->residual + r.begin, staged);
+    std::fill(args_->residual + r.begin, args_->residual + r.end(), 0.0f);
+    if (rotate_)
+      codec::RotateForward(args_->rotation, DType::kFloat32, staged, r.count, r.begin + args_->element_offset, staged);
   }
   /// wire <- encode(exact) for segment r; residual += what the encode lost (exact - decoded,
   /// inverse-rotated when a rotation is on).
@@ -237,6 +245,7 @@ class CallIo {
     return static_cast<const uint8_t*>(p) + i * DTypeSize(t);
   }
   static void* At(void* p, DType t, size_t i) { return static_cast<uint8_t*>(p) + i * DTypeSize(t); }
+  float* Staged(Range r) const { return staged_ + (r.begin - staged_begin_); }
   // The part's spec and wire offset (the whole segment as it is when p is all of it).
   static codec::WirePart PartSpec(const codec::WireSpec& w, size_t n, Range p) {
     if (p.begin == 0 && p.count == n) return codec::WirePart{w, 0};
@@ -293,6 +302,7 @@ class CallIo {
   common::WorkerPool* pool_ = nullptr;
   const RunArgs* args_ = nullptr;
   float* staged_ = nullptr;
+  size_t staged_begin_ = 0;  // the element staged_[0] holds
   float* tmp_[2] = {nullptr, nullptr};
   bool rotate_ = false;
   std::atomic<bool> nonfinite_{false};  // set from the pool's threads (DecodeOut)

@@ -18,6 +18,16 @@
 // Rotation: contributions are read and results written through CallIo::Local / DecodeOut,
 // which rotate on the way in and out (call_io.h); the schedule itself does not change.
 //
+// Waves (bounded scratch): every buffer above has its own place, so a call's scratch grows
+// with the message (a raw ring's is about 3x it). A call whose buffers would pass
+// ScratchBound (plan.h) runs its microshards in W waves instead: the shards are cut into
+// W * M microshards, and wave w runs microshards w*M .. w*M + M - 1 of every shard through the
+// whole schedule above, in buffers sized for M microshards that every wave reuses. The
+// microshards cut the same shards on the same block grid, so the results are the bits of one
+// wave (a result does not depend on the microshard count); W is a function of the plan, the
+// floor and whether error feedback is on, so every rank and PlanWireBytes cut alike. Wave w's tags differ from every other wave's in
+// bits 48 and up (WaveTag); wave 0 of a one-wave call sends exactly what it always has.
+//
 // one_shot plans have their own schedule (one_shot.cc); Execute hands them over.
 // The walk over the steps (ForEachStep) is one function; PlanWireBytes runs it over the sends
 // and adds their bytes instead of sending them, so the predicted bytes come from the schedule.
@@ -41,6 +51,9 @@ using codec::WireSpec;
 
 size_t CeilDiv(size_t a, size_t b) { return (a + b - 1) / b; }
 
+// The tags of wave w: the call's, with w in bits 48 and up (wave 0: the call's own).
+uint64_t WaveTag(uint64_t tag_base, size_t wave) { return tag_base ^ (uint64_t(wave) << 48); }
+
 // The most steps of any lane of either phase.
 int MaxSteps(const Plan& p, int n) {
   int tmax = 0;
@@ -63,15 +76,23 @@ long RsRecvChunk(const Lane& ln, int t) { return long(ln.dir) * (ln.steps - t - 
 long AgRecvChunk(const Lane& ln, int t) { return -long(ln.dir) * (t + 1); }
 long AgSendChunk(const Lane& ln, int t) { return -long(ln.dir) * t; }
 
+// Microshards k0 .. k0 + count - 1 of m per shard: one wave's.
+struct Window {
+  size_t m = 1, k0 = 0, count = 1;
+  size_t end() const { return k0 + count; }
+};
+
 // The schedule's walk, shared by the executor and PlanWireBytes: every step of a phase
-// (0 = RS, 1 = AG) of rank r of n in schedule order — step t, then microshard k (of m), then
-// lane l — whose microshard of the chunk chunk(lane, t) is not empty: fn(l, lane, t, k, range).
+// (0 = RS, 1 = AG) of rank r of n in schedule order — step t, then microshard k (of the
+// window's), then lane l — whose microshard of the chunk chunk(lane, t) is not empty:
+// fn(l, lane, t, k, range).
 template <class Fn>
-Status ForEachStep(const Plan& p, int r, int n, size_t m, int phase, long (*chunk)(const Lane&, int),
+Status ForEachStep(const Plan& p, int r, int n, Window win, int phase, long (*chunk)(const Lane&, int),
                    Fn fn) {
   const int tmax = MaxSteps(p, n);
+  const size_t m = win.m;
   for (int t = 0; t < tmax; ++t)
-    for (size_t k = 0; k < m; ++k)
+    for (size_t k = win.k0; k < win.end(); ++k)
       for (int l = 0; l < NumLanes(p, phase, n); ++l) {
         const Lane ln = LaneAt(p, phase, l);
         if (t >= ln.steps) continue;
@@ -82,60 +103,85 @@ Status ForEachStep(const Plan& p, int r, int n, size_t m, int phase, long (*chun
   return Status::Ok();
 }
 
-// Geometry of one call: where each (phase, lane, step, microshard) buffer lives.
+// The most blocks in any shard of the plan on n ranks.
+size_t ShardBlocks(const Plan& p, int n) {
+  size_t max_blocks = 0;
+  for (int g = 0; g < p.num_regions; ++g)
+    max_blocks = std::max(max_blocks, CeilDiv(p.regions[g].count, p.granule));
+  return CeilDiv(max_blocks, size_t(n));
+}
+
+// Geometry of one wave: where each (phase, lane, step, microshard) buffer lives.
 struct Layout {
   int n = 0, r = 0, tmax = 0;
   int lanes = 2;  // lanes per phase the buffers and tags are laid out for
-  size_t m = 0;
+  Window win;
   size_t rs_slot = 0, ag_slot = 0, micro_elems = 0;
   size_t rs_recv = 0, rs_send = 0, ag_recv = 0, ag_own = 0, acc = 0, staged = 0, ef_tmp = 0,
          io_tmp = 0, total = 0;
 
-  size_t Index(int lane, int t, size_t k) const { return (size_t(lane) * tmax + t) * m + k; }
-  size_t Slots() const { return size_t(lanes) * size_t(tmax) * m; }  // lanes x steps x micro
+  size_t Index(int lane, int t, size_t k) const { return (size_t(lane) * tmax + t) * win.count + (k - win.k0); }
+  size_t Slots() const { return size_t(lanes) * size_t(tmax) * win.count; }  // lanes x steps x micro
+  // The staged contribution's place for microshard k of owner o's chunk of region g.
+  size_t StagedIndex(int g, int o, size_t k) const {
+    return (size_t(g) * size_t(n) + size_t(o)) * win.count + (k - win.k0);
+  }
 };
 
-// `staged`: the contribution is staged as f32 (naive fp8's precast, error feedback);
-// `ef`: error feedback's microshard-sized f32 sum; `io_tmp`: CallIo's two temporaries
-// (rotation or error feedback).
-Layout MakeLayout(const Plan& p, int n, int r, size_t m, size_t count, bool staged, bool ef,
-                  bool io_tmp) {
+// `staged`: the contribution is staged as f32 (naive fp8's precast, error feedback), one
+// microshard-sized slot for each of the wave's microshards of every chunk; `ef`: error
+// feedback's microshard-sized f32 sum; `io_tmp`: CallIo's two temporaries (rotation or error
+// feedback).
+Layout MakeLayout(const Plan& p, int n, int r, Window win, bool staged, bool ef, bool io_tmp) {
   Layout L;
   L.n = n;
   L.r = r;
-  L.m = m;
+  L.win = win;
   L.lanes = p.all_to_all ? n - 1 : 2;
   L.tmax = MaxSteps(p, n);
-  size_t max_blocks = 0;
-  for (int g = 0; g < p.num_regions; ++g)
-    max_blocks = std::max(max_blocks, CeilDiv(p.regions[g].count, p.granule));
-  L.micro_elems = CeilDiv(CeilDiv(max_blocks, size_t(n)), m) * p.granule;
+  L.micro_elems = CeilDiv(ShardBlocks(p, n), win.m) * p.granule;
   auto round64 = [](size_t b) { return (b + 63) & ~size_t(63); };
   L.rs_slot = round64(codec::WireBytes(p.rs_wire, L.micro_elems));
   L.ag_slot = round64(codec::WireBytes(p.ag_wire, L.micro_elems));
-  const size_t slots = L.Slots();
+  const size_t slots = L.Slots(), micro_f32 = round64(L.micro_elems * sizeof(float));
   L.rs_recv = 0;
   L.rs_send = L.rs_recv + slots * L.rs_slot;
   L.ag_recv = L.rs_send + slots * L.rs_slot;
   L.ag_own = L.ag_recv + slots * L.ag_slot;
-  L.acc = L.ag_own + size_t(p.num_regions) * m * L.ag_slot;
-  L.staged = L.acc + round64(size_t(p.num_regions) * m * L.micro_elems * sizeof(float));
-  L.ef_tmp = L.staged + (staged ? round64(count * sizeof(float)) : 0);
-  L.io_tmp = L.ef_tmp + (ef ? round64(L.micro_elems * sizeof(float)) : 0);
-  L.total = L.io_tmp + (io_tmp ? 2 * round64(L.micro_elems * sizeof(float)) : 0);
+  L.acc = L.ag_own + size_t(p.num_regions) * win.count * L.ag_slot;
+  L.staged = L.acc + size_t(p.num_regions) * win.count * micro_f32;
+  L.ef_tmp = L.staged + (staged ? size_t(p.num_regions) * size_t(n) * win.count * micro_f32 : 0);
+  L.io_tmp = L.ef_tmp + (ef ? micro_f32 : 0);
+  L.total = L.io_tmp + (io_tmp ? 2 * micro_f32 : 0);
   return L;
+}
+
+// The waves of a plan run with `microshards` per wave on n ranks: the fewest whose buffers
+// stay within ScratchBound, counted with the microshard-sized temporaries of error feedback
+// and the rotation on (so that the count depends on the plan, the floor and whether error
+// feedback is on, which every rank and PlanWireBytes know). Each wave keeps at least one block
+// per microshard.
+Window WavesOf(const Plan& p, int n, size_t microshards, size_t floor, bool ef) {
+  const size_t bound = ScratchBound(p, floor), most = std::max<size_t>(1, ShardBlocks(p, n) / microshards);
+  const bool staged = p.precast_e5m2 || ef;
+  auto total = [&](size_t w) { return MakeLayout(p, n, 0, Window{microshards * w, 0, microshards}, staged, true, true).total; };
+  size_t w = 1;
+  if (total(1) > bound) w = std::min(most, CeilDiv(total(1), bound));
+  while (w < most && total(w) > bound) ++w;
+  return Window{microshards * w, 0, microshards};
 }
 
 class Run {
  public:
-  Run(const Plan& p, const RunArgs& a, Scratch* s)
+  // Wave `wave` (window `win`) of the call.
+  Run(const Plan& p, const RunArgs& a, Scratch* s, Window win, size_t wave)
       : p_(p), a_(a), n_(a.transport->size()), r_(a.transport->rank()),
         staged_(p.precast_e5m2 || a.residual),
-        L_(MakeLayout(p, n_, r_, a.microshards, a.count, staged_, a.residual != nullptr,
+        L_(MakeLayout(p, n_, r_, win, staged_, a.residual != nullptr,
                       a.residual != nullptr || a.rotation.block != 0)),
         io_(a.transport, s, 4 * L_.Slots(), a.deadline, a.mode, a.stats),  // rs/ag recv, rs/ag send
-        base_(s->Bytes(L_.total)), esize_(DTypeSize(a.dtype)) {
-    io_.Bind(a, staged_ ? Staged() : nullptr,
+        base_(s->Bytes(L_.total)), esize_(DTypeSize(a.dtype)), wave_tag_(WaveTag(a.tag_base, wave)) {
+    io_.Bind(a, staged_ ? Staged(0, 0, win.k0) : nullptr,
              a.residual || a.rotation.block ? reinterpret_cast<float*>(base_ + L_.io_tmp) : nullptr,
              L_.micro_elems);
   }
@@ -145,24 +191,32 @@ class Run {
  private:
   enum Kind { kRsRecv = 0, kRsSend = 1, kAgRecv = 2, kAgSend = 3 };
 
-  Range Micro(int region, int owner, size_t k) const { return MicroOf(p_, n_, L_.m, region, owner, k); }
+  Range Micro(int region, int owner, size_t k) const { return MicroOf(p_, n_, L_.win.m, region, owner, k); }
   size_t Req(Kind kind, int lane, int t, size_t k) const {
     return size_t(kind) * L_.Slots() + L_.Index(lane, t, k);
   }
   uint8_t* RsRecv(int lane, int t, size_t k) { return base_ + L_.rs_recv + L_.Index(lane, t, k) * L_.rs_slot; }
   uint8_t* RsSend(int lane, int t, size_t k) { return base_ + L_.rs_send + L_.Index(lane, t, k) * L_.rs_slot; }
   uint8_t* AgRecv(int lane, int t, size_t k) { return base_ + L_.ag_recv + L_.Index(lane, t, k) * L_.ag_slot; }
-  uint8_t* AgOwn(int region, size_t k) { return base_ + L_.ag_own + (size_t(region) * L_.m + k) * L_.ag_slot; }
+  size_t Local(int region, size_t k) const { return size_t(region) * L_.win.count + (k - L_.win.k0); }
+  uint8_t* AgOwn(int region, size_t k) { return base_ + L_.ag_own + Local(region, k) * L_.ag_slot; }
   float* Acc(int region, size_t k) {
-    return reinterpret_cast<float*>(base_ + L_.acc) + (size_t(region) * L_.m + k) * L_.micro_elems;
+    return reinterpret_cast<float*>(base_ + L_.acc) + Local(region, k) * MicroF32();
   }
+  size_t MicroF32() const { return ((L_.micro_elems * sizeof(float) + 63) & ~size_t(63)) / sizeof(float); }
   uint64_t Tag(int phase, int lane, int t, size_t k) const {
-    return a_.tag_base |
-           ((uint64_t(phase * L_.lanes + lane) * uint64_t(L_.tmax) + uint64_t(t)) * L_.m + k);
+    return wave_tag_ | ((uint64_t(phase * L_.lanes + lane) * uint64_t(L_.tmax) + uint64_t(t)) * L_.win.count +
+                        (k - L_.win.k0));
   }
-  // The staged f32 copy of the contribution: e5m2-cast for naive fp8, send + residual with
-  // error feedback (read through io_.Local).
-  float* Staged() const { return reinterpret_cast<float*>(base_ + L_.staged); }
+  // The staged f32 copy of this rank's contribution to microshard k of owner o's chunk of
+  // region g: e5m2-cast for naive fp8, send + residual with error feedback.
+  float* Staged(int g, int o, size_t k) const {
+    return reinterpret_cast<float*>(base_ + L_.staged) + L_.StagedIndex(g, o, k) * MicroF32();
+  }
+  // io_.Local reads that microshard from its staged copy (when the contribution is staged).
+  void UseStaged(int g, int o, size_t k) {
+    if (staged_) io_.StageAt(Staged(g, o, k), Micro(g, o, k).begin);
+  }
   float* EfSum() { return reinterpret_cast<float*>(base_ + L_.ef_tmp); }
 
   Status Post(Kind kind, int lane, int t, size_t k, int peer, int phase, void* buf, size_t bytes) {
@@ -175,7 +229,7 @@ class Run {
 
   template <class Fn>
   Status ForEachStep(int phase, long (*chunk)(const Lane&, int), Fn fn) {
-    return algo::ForEachStep(p_, r_, n_, L_.m, phase, chunk, fn);
+    return algo::ForEachStep(p_, r_, n_, L_.win, phase, chunk, fn);
   }
 
   // Every receive is posted before the first send (all tags differ, so their order is free).
@@ -196,6 +250,7 @@ class Run {
       uint8_t* out = RsSend(l, t, k);
       const codec::WireSpec w = HopWire(p_.rs_wire, 0, StreamLane(l), t, r_, mr.begin);
       if (t > 0) EQUARX_RETURN_IF_ERROR(WaitReq(kRsRecv, l, t - 1, k));
+      UseStaged(ln.region, Mod(long(r_) + RsSendChunk(ln, t), n_), k);
       if (a_.residual) {
         const float* sum = static_cast<const float*>(io_.Local(mr).data);
         if (t > 0) {
@@ -227,6 +282,7 @@ class Run {
     Range mr = Micro(g, r_, k);
     if (mr.count == 0) return Status::Ok();
     float* acc = Acc(g, k);
+    UseStaged(g, r_, k);
     const CallIo::View local = io_.Local(mr);
     enum { kEmpty, kOwnPending, kSum } state = kEmpty;
     auto add_own = [&] {
@@ -288,26 +344,34 @@ class Run {
     return ForEachStep(1, AgRecvChunk, step);
   }
 
+  // The wave's staged contributions (every microshard of the window in every chunk): naive
+  // fp8's cast to e5m2 (and back to f32, exactly) before anything is summed; error feedback's
+  // send + residual (CallIo::StageResidual).
+  void Stage() {
+    uint8_t* tmp = RsSend(0, 0, L_.win.k0);  // the e5m2 image, one microshard at a time
+    for (int g = 0; g < p_.num_regions; ++g)
+      for (int o = 0; o < n_; ++o)
+        for (size_t k = L_.win.k0; k < L_.win.end(); ++k) {
+          const Range mr = Micro(g, o, k);
+          if (mr.count == 0) continue;
+          UseStaged(g, o, k);
+          if (p_.precast_e5m2) {
+            io_.Encode(p_.rs_wire, a_.dtype, static_cast<const uint8_t*>(a_.send) + mr.begin * esize_, mr.count, tmp);
+            io_.Decode(p_.rs_wire, tmp, mr.count, DType::kFloat32, Staged(g, o, k));
+          }
+          if (a_.residual) io_.StageResidual(mr);
+        }
+  }
+
   Status Body() {
-    if (p_.precast_e5m2) {
-      // Contributions cast to e5m2 (and back to f32, exactly) before anything is summed.
-      float* pre = Staged();
-      uint8_t* tmp = RsSend(0, 0, 0);  // reuse: the e5m2 image, one microshard slot at a time
-      const size_t chunk = L_.rs_slot;
-      for (size_t i = 0; i < a_.count; i += chunk) {
-        const size_t c = std::min(chunk, a_.count - i);
-        io_.Encode(p_.rs_wire, a_.dtype, static_cast<const uint8_t*>(a_.send) + i * esize_, c, tmp);
-        io_.Decode(p_.rs_wire, tmp, c, DType::kFloat32, pre + i);
-      }
-    }
-    if (a_.residual) io_.StageResidual();
+    if (staged_) Stage();
     EQUARX_RETURN_IF_ERROR(PostReceives());
     EQUARX_RETURN_IF_ERROR(ReduceScatter());
-    for (size_t k = 0; k < L_.m; ++k)
+    for (size_t k = L_.win.k0; k < L_.win.end(); ++k)
       for (int g = 0; g < p_.num_regions; ++g) EQUARX_RETURN_IF_ERROR(FinishShard(g, k));
     EQUARX_RETURN_IF_ERROR(AllGather());
     EQUARX_RETURN_IF_ERROR(io_.WaitAll());
-    if (a_.rotated_nonfinite) *a_.rotated_nonfinite = io_.RotatedNonfinite();
+    if (a_.rotated_nonfinite && io_.RotatedNonfinite()) *a_.rotated_nonfinite = true;
     return Status::Ok();
   }
 
@@ -319,6 +383,7 @@ class Run {
   CallIo io_;
   uint8_t* base_;
   size_t esize_;
+  uint64_t wave_tag_;
 };
 
 }  // namespace
@@ -326,12 +391,20 @@ class Run {
 Status Execute(const Plan& plan, const RunArgs& args, Scratch* scratch) {
   if (args.transport->size() < 2) return Internal("Execute needs at least 2 ranks");
   if (plan.one_shot) return ExecuteOneShot(plan, args, scratch);
-  return Run(plan, args, scratch).Go();
+  Window win = WavesOf(plan, args.transport->size(), args.microshards, args.scratch_floor, args.residual != nullptr);
+  for (size_t w = 0; w * win.count < win.m; ++w, win.k0 += win.count)
+    EQUARX_RETURN_IF_ERROR(Run(plan, args, scratch, win, w).Go());
+  return Status::Ok();
 }
 
-uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards) {
+size_t PlanWaves(const Plan& p, int ranks, size_t microshards, size_t scratch_floor, bool ef) {
+  const Window w = WavesOf(p, ranks, microshards, scratch_floor, ef);
+  return w.m / w.count;
+}
+
+uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards, size_t scratch_floor, bool ef) {
   if (ranks < 2) return 0;
-  if (p.one_shot) return uint64_t(ranks - 1) * OneShotMessageBytes(p, p.regions[0].count);
+  if (p.one_shot) return OneShotWireBytes(p, ranks, scratch_floor);
   // The executor's own walk over its sends: the RS encodes and the AG's owner sends and
   // forwards, each one message of its microshard's wire bytes.
   uint64_t total = 0;
@@ -341,8 +414,10 @@ uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards) {
       return Status::Ok();
     };
   };
-  (void)ForEachStep(p, rank, ranks, microshards, 0, RsSendChunk, add(p.rs_wire));
-  (void)ForEachStep(p, rank, ranks, microshards, 1, AgSendChunk, add(p.ag_wire));
+  Window all = WavesOf(p, ranks, microshards, scratch_floor, ef);  // every wave's microshards
+  all.count = all.m;
+  (void)ForEachStep(p, rank, ranks, all, 0, RsSendChunk, add(p.rs_wire));
+  (void)ForEachStep(p, rank, ranks, all, 1, AgSendChunk, add(p.ag_wire));
   return total;
 }
 

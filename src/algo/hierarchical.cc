@@ -19,13 +19,23 @@
 //     host 0: r0 r1    host 1: r2 r3       shard 0: r0 <-> r2 (inner)   shard 1: r1 <-> r3
 //
 // The three steps run as a pipeline over chunks of each shard (at least 1 MiB of the dtype per
-// other host each, at most 32, cut on the block grid; one chunk on a single host): every
-// step-1 and step-3 message is posted at the start, and the owner, chunk by chunk, waits for
-// the chunk's contributions, sums them, runs the chunk's inner AllReduce and posts the chunk's
-// step-3 sends. The transport moves the posted intra-host messages while the owner waits
+// other host each, 1 MiB on a single host, at most 32, cut on the block grid): every step-1
+// and step-3 message of a chunk group (below) is posted at its start, and the owner, chunk by
+// chunk, waits for the chunk's contributions, sums them, runs the chunk's inner AllReduce and
+// posts the chunk's step-3 sends. The transport moves the posted intra-host messages while the owner waits
 // inside the inner AllReduce, so the shared-memory passes overlap the bytes between hosts
 // instead of running before and after them. (In-place calls post a step-3 receive only once
 // the step-1 send of the same bytes has completed.)
+//
+// Chunk groups (bounded scratch): every step-1 message has its own buffer, which for all chunks
+// at once is (R_h - 1) times the rank's shards. The chunks are run in groups of G consecutive
+// chunk indices (every shard's chunks c with c / G == j in group j), one group after the other,
+// each posting, running and finishing its own messages in the buffers of one group, so that
+// this schedule's buffers and the inner calls' stay within ScratchBound (half each; the inner
+// plans get half as their floor). G is a function of the layout alone, the chunks are the
+// ones a single group would run, and so are the bits. On a single host the shards are cut
+// into chunks too (there is no inner call, and the host's sums are elementwise: the bits do
+// not depend on the cut).
 //
 // Every rank's result is bitwise identical: a shard's inner AllReduce gives its members the
 // same bytes, and step 3 copies them. Error: the host sums are f32 sums of R_h values (one
@@ -77,9 +87,9 @@ Range ShardRange(const AllReduceOptions& o, size_t count, const HostLayout& L, i
 // so a chunk holds at least kChunkBytes per other host: the latency stays a fixed share of a
 // chunk's time, and beyond a few hundred hosts a shard is one chunk.
 size_t ChunkCount(const AllReduceOptions& o, DType dtype, Range shard, const HostLayout& L) {
-  if (L.hosts < 2 || shard.count == 0) return 1;
+  if (shard.count == 0) return 1;
   const size_t blocks = (shard.count + o.block - 1) / o.block;
-  const size_t by_bytes = shard.count * DTypeSize(dtype) / (kChunkBytes * size_t(L.hosts - 1));
+  const size_t by_bytes = shard.count * DTypeSize(dtype) / (kChunkBytes * size_t(std::max(1, L.hosts - 1)));
   return std::max<size_t>(1, std::min({by_bytes, kMaxChunks, blocks}));
 }
 
@@ -157,6 +167,41 @@ class Ops {
   std::vector<uint8_t> posted_;
 };
 
+// The chunk groups of a call (see the top of this file): the same on every rank.
+struct Groups {
+  size_t most_chunks = 1;  // the most chunks of any shard
+  size_t per_group = 1;    // G
+  size_t acc_at = 0, own_bytes = 0;  // this schedule's buffers: step-1 receives, then the sum
+};
+
+Groups GroupsOf(const AllReduceOptions& o, DType dtype, size_t count, const HostLayout& L, size_t floor) {
+  const size_t es = DTypeSize(dtype);
+  Groups g;
+  size_t max_chunk = 0, per_index = 0;  // the largest chunk; the most step-1 bytes of a chunk index
+  for (int h = 0; h < L.hosts; ++h)
+    for (int l = 0; l < L.Size(h); ++l) {
+      size_t bytes = 0;
+      for (int s = l; s < L.Shards(); s += L.Size(h)) {
+        const Range r = ShardRange(o, count, L, s);
+        const size_t chunks = ChunkCount(o, dtype, r, L);
+        const size_t chunk = ((r.count + o.block - 1) / o.block + chunks - 1) / chunks * o.block;  // the most
+        g.most_chunks = std::max(g.most_chunks, chunks);
+        max_chunk = std::max(max_chunk, chunk);
+        bytes += size_t(L.Size(h) - 1) * chunk * es;
+      }
+      per_index = std::max(per_index, bytes);
+    }
+  const size_t acc = (max_chunk * sizeof(float) + 63) & ~size_t(63), half = ScratchBound(dtype, count, floor) / 2;
+  g.per_group = per_index ? std::clamp<size_t>((half > acc ? half - acc : 0) / per_index, 1, g.most_chunks)
+                          : g.most_chunks;
+  g.acc_at = (g.per_group * per_index + 63) & ~size_t(63);
+  g.own_bytes = g.acc_at + acc;
+  return g;
+}
+
+// The inner calls' scratch floor: half the call's bound (see the top).
+size_t InnerFloor(DType dtype, size_t count, size_t floor) { return ScratchBound(dtype, count, floor) / 2; }
+
 }  // namespace
 
 std::vector<Range> HierarchicalChunks(const AllReduceOptions& o, DType dtype, size_t count, int ranks, int s) {
@@ -184,7 +229,7 @@ Status CheckHierarchical(const Resolved& res, DType dtype, size_t count, int ran
   return Status::Ok();
 }
 
-uint64_t HierarchicalWireBytes(const Resolved& res, DType dtype, size_t count, int rank, int ranks) {
+uint64_t HierarchicalWireBytes(const Resolved& res, DType dtype, size_t count, int rank, int ranks, size_t floor) {
   const AllReduceOptions& o = res.options;
   const HostLayout L(ranks, int(o.ranks_per_host));
   const int host = L.HostOf(rank), local = rank - L.First(host), rh = L.Size(host);
@@ -202,7 +247,7 @@ uint64_t HierarchicalWireBytes(const Resolved& res, DType dtype, size_t count, i
       Plan p;
       bool rotate;
       (void)InnerPlan(res, dtype, ChunkRange(o, r, chunks, c).count, L.hosts, &p, &rotate);
-      bytes += PlanWireBytes(p, host, L.hosts, o.microshards ? o.microshards : 4);
+      bytes += PlanWireBytes(p, host, L.hosts, o.microshards ? o.microshards : 4, InnerFloor(dtype, count, floor));
     }
   }
   return bytes;
@@ -217,105 +262,104 @@ Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* in
   const auto* send = static_cast<const uint8_t*>(args.send);
   auto* recv = static_cast<uint8_t*>(args.recv);
   const bool in_place = args.send == args.recv;
+  const Groups G = GroupsOf(o, args.dtype, args.count, L, args.scratch_floor);
 
   // Buffers: for every shard this rank owns, the contributions of the other rh - 1 ranks of
-  // its host (in the dtype, chunk-major: chunk c's from every peer, then chunk c + 1's), then
-  // one f32 sum.
-  size_t in_bytes = 0, max_shard = 0;
-  for (int s = 0; s < L.Shards(); ++s) {
-    const Range r = ShardRange(o, args.count, L, s);
-    max_shard = std::max(max_shard, r.count);
-    if (s % rh == local) in_bytes += size_t(rh - 1) * r.count * es;
-  }
-  const size_t in_span = (in_bytes + 63) & ~size_t(63);
-  uint8_t* in_base = own->Bytes(in_span + max_shard * sizeof(float) + 64);
-  auto* acc = reinterpret_cast<float*>(in_base + in_span);
+  // its host to the group's chunks (in the dtype, chunk-major: chunk c's from every peer,
+  // then chunk c + 1's), then one f32 sum of a chunk.
+  uint8_t* in_base = own->Bytes(G.own_bytes);
+  auto* acc = reinterpret_cast<float*>(in_base + G.acc_at);
 
-  // Every message of steps 1 and 3, and where each owned chunk's lie: first[s][c] is the index
-  // of its first step-1 receive (rh - 1 of them), then its rh - 1 step-3 sends.
-  std::vector<Op> list;
-  std::vector<std::vector<size_t>> first(size_t(L.Shards()));
-  uint8_t* i_next = in_base;
-  for (int s = 0; s < L.Shards() && rh > 1; ++s) {
-    const Range r = ShardRange(o, args.count, L, s);
-    if (r.count == 0) continue;
-    const size_t chunks = ChunkCount(o, args.dtype, r, L);
-    const bool mine = s % rh == local;
-    const int owner = L.Owner(host, s);
-    for (size_t c = 0; c < chunks; ++c) {
-      const Range k = ChunkRange(o, r, chunks, c);
-      const uint64_t tag1 = IntraTag(args.tag_base, s, c, false), tag3 = IntraTag(args.tag_base, s, c, true);
-      uint8_t* out = recv + k.begin * es;
-      if (!mine) {
-        list.push_back({true, owner, tag1, const_cast<uint8_t*>(send + k.begin * es), k.count * es});
-        list.push_back({false, owner, tag3, out, k.count * es, in_place ? long(list.size()) - 1 : -1});
-        continue;
-      }
-      first[size_t(s)].push_back(list.size());
-      for (int l = 0; l < rh; ++l) {
-        if (l == local) continue;
-        list.push_back({false, L.First(host) + l, tag1, i_next, k.count * es});
-        i_next += k.count * es;
-      }
-      for (int l = 0; l < rh; ++l)
-        if (l != local) list.push_back({true, L.First(host) + l, tag3, out, k.count * es, -1, true});
-    }
-  }
-  Ops ops(t, std::move(list), args.deadline, own);
   Status st;
-  for (size_t i = 0; i < ops.size() && st.ok(); ++i)
-    if (!ops[i].held && ops[i].after < 0) st = ops.Post(i);
-  if (!st.ok()) return st;
-
-  // Chunk by chunk: the host's sum, the inner AllReduce, the chunk to the host's other ranks.
-  const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
-  for (int s = 0; s < L.Shards(); ++s) {
-    const Range r = ShardRange(o, args.count, L, s);
-    if (r.count == 0 || s % rh != local) continue;
-    const size_t chunks = ChunkCount(o, args.dtype, r, L);
-    std::vector<int> members(size_t(L.hosts));
-    for (int h = 0; h < L.hosts; ++h) members[size_t(h)] = L.Owner(h, s);
-    transport::SubTransport sub(t, std::move(members), host);
-    for (size_t c = 0; c < chunks; ++c) {
-      const Range k = ChunkRange(o, r, chunks, c);
-      const size_t at = rh > 1 ? first[size_t(s)][c] : 0;
-      for (int l = 0; l + 1 < rh && st.ok(); ++l) st = ops.Wait(at + size_t(l));
-      if (!st.ok()) return st;
-      // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l
-      // (elementwise: on the codec threads, each part of the chunk on its own).
-      uint8_t* out = recv + k.begin * es;
-      ForEachPart(args.pool, 1, k.count, PartCount(args.pool, k.count), [&](Range p, size_t) {
-        size_t peer = 0;
-        for (int l = 0; l < rh; ++l) {
-          const uint8_t* x = l == local ? send + (k.begin + p.begin) * es
-                                        : static_cast<const uint8_t*>(ops[at + peer++].buf) + p.begin * es;
-          if (l == 0) codec::Convert(args.dtype, x, p.count, DType::kFloat32, acc + p.begin);
-          else codec::DecodeAccumulate(raw, x, p.count, DType::kFloat32, acc + p.begin, acc + p.begin);
+  for (size_t c0 = 0; c0 < G.most_chunks && st.ok(); c0 += G.per_group) {
+    const size_t c1 = std::min(G.most_chunks, c0 + G.per_group);
+    // Every message of the group's steps 1 and 3, and where each owned chunk's lie:
+    // first[s][c - c0] is the index of its first step-1 receive (rh - 1 of them), then its
+    // rh - 1 step-3 sends.
+    std::vector<Op> list;
+    std::vector<std::vector<size_t>> first(size_t(L.Shards()));
+    uint8_t* i_next = in_base;
+    for (int s = 0; s < L.Shards() && rh > 1; ++s) {
+      const Range r = ShardRange(o, args.count, L, s);
+      if (r.count == 0) continue;
+      const size_t chunks = ChunkCount(o, args.dtype, r, L);
+      const bool mine = s % rh == local;
+      const int owner = L.Owner(host, s);
+      for (size_t c = c0; c < std::min(c1, chunks); ++c) {
+        const Range k = ChunkRange(o, r, chunks, c);
+        const uint64_t tag1 = IntraTag(args.tag_base, s, c, false), tag3 = IntraTag(args.tag_base, s, c, true);
+        uint8_t* out = recv + k.begin * es;
+        if (!mine) {
+          list.push_back({true, owner, tag1, const_cast<uint8_t*>(send + k.begin * es), k.count * es});
+          list.push_back({false, owner, tag3, out, k.count * es, in_place ? long(list.size()) - 1 : -1});
+          continue;
         }
-        codec::Convert(DType::kFloat32, acc + p.begin, p.count, args.dtype, out + p.begin * es);
-      });
-      if (L.hosts >= 2) {
-        Plan plan;
-        bool rotate;  // CheckHierarchical refused what InnerPlan refuses, on every rank
-        st = InnerPlan(res, args.dtype, k.count, L.hosts, &plan, &rotate);
+        first[size_t(s)].push_back(list.size());
+        for (int l = 0; l < rh; ++l) {
+          if (l == local) continue;
+          list.push_back({false, L.First(host) + l, tag1, i_next, k.count * es});
+          i_next += k.count * es;
+        }
+        for (int l = 0; l < rh; ++l)
+          if (l != local) list.push_back({true, L.First(host) + l, tag3, out, k.count * es, -1, true});
+      }
+    }
+    Ops ops(t, std::move(list), args.deadline, own);
+    for (size_t i = 0; i < ops.size() && st.ok(); ++i)
+      if (!ops[i].held && ops[i].after < 0) st = ops.Post(i);
+    if (!st.ok()) return st;
+
+    // Chunk by chunk: the host's sum, the inner AllReduce, the chunk to the host's other ranks.
+    const codec::WireSpec raw{codec::RawFormatOf(args.dtype), 0};
+    for (int s = 0; s < L.Shards(); ++s) {
+      const Range r = ShardRange(o, args.count, L, s);
+      if (r.count == 0 || s % rh != local) continue;
+      const size_t chunks = ChunkCount(o, args.dtype, r, L);
+      std::vector<int> members(size_t(L.hosts));
+      for (int h = 0; h < L.hosts; ++h) members[size_t(h)] = L.Owner(h, s);
+      transport::SubTransport sub(t, std::move(members), host);
+      for (size_t c = c0; c < std::min(c1, chunks); ++c) {
+        const Range k = ChunkRange(o, r, chunks, c);
+        const size_t at = rh > 1 ? first[size_t(s)][c - c0] : 0;
+        for (int l = 0; l + 1 < rh && st.ok(); ++l) st = ops.Wait(at + size_t(l));
         if (!st.ok()) return st;
-        RunArgs in = args;
-        in.transport = &sub;
-        in.send = out;
-        in.recv = out;
-        in.count = k.count;
-        in.tag_base = InnerTagBase(args.tag_base, s);
-        in.element_offset = args.element_offset + k.begin;
-        if (!rotate) in.rotation = codec::RotationSpec{};
-        st = Execute(plan, in, inner);
+        // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l
+        // (elementwise: on the codec threads, each part of the chunk on its own).
+        uint8_t* out = recv + k.begin * es;
+        ForEachPart(args.pool, 1, k.count, PartCount(args.pool, k.count), [&](Range p, size_t) {
+          size_t peer = 0;
+          for (int l = 0; l < rh; ++l) {
+            const uint8_t* x = l == local ? send + (k.begin + p.begin) * es
+                                          : static_cast<const uint8_t*>(ops[at + peer++].buf) + p.begin * es;
+            if (l == 0) codec::Convert(args.dtype, x, p.count, DType::kFloat32, acc + p.begin);
+            else codec::DecodeAccumulate(raw, x, p.count, DType::kFloat32, acc + p.begin, acc + p.begin);
+          }
+          codec::Convert(DType::kFloat32, acc + p.begin, p.count, args.dtype, out + p.begin * es);
+        });
+        if (L.hosts >= 2) {
+          Plan plan;
+          bool rotate;  // CheckHierarchical refused what InnerPlan refuses, on every rank
+          st = InnerPlan(res, args.dtype, k.count, L.hosts, &plan, &rotate);
+          if (!st.ok()) return st;
+          RunArgs in = args;
+          in.transport = &sub;
+          in.send = out;
+          in.recv = out;
+          in.count = k.count;
+          in.tag_base = InnerTagBase(args.tag_base, s);
+          in.element_offset = args.element_offset + k.begin;
+          in.scratch_floor = InnerFloor(args.dtype, args.count, args.scratch_floor);
+          if (!rotate) in.rotation = codec::RotationSpec{};
+          st = Execute(plan, in, inner);
+          if (!st.ok()) return st;
+        }
+        for (int l = 0; l + 1 < rh && st.ok(); ++l) st = ops.Post(at + size_t(rh - 1 + l));
+        if (st.ok() && in_place) st = ops.PostReady();
         if (!st.ok()) return st;
       }
-      for (int l = 0; l + 1 < rh && st.ok(); ++l) st = ops.Post(at + size_t(rh - 1 + l));
-      if (st.ok() && in_place) st = ops.PostReady();
-      if (!st.ok()) return st;
     }
+    for (size_t i = 0; i < ops.size() && st.ok(); ++i) st = ops.Wait(i);
   }
-  for (size_t i = 0; i < ops.size() && st.ok(); ++i) st = ops.Wait(i);
   return st;
 }
 

@@ -30,7 +30,9 @@ struct HostLayout {
 Status ExecuteHierarchical(const Resolved& r, const RunArgs& args, Scratch* inner, Scratch* own);
 
 /// Bytes rank `rank` of `ranks` sends in that schedule (no communication).
-uint64_t HierarchicalWireBytes(const Resolved& r, DType dtype, size_t count, int rank, int ranks);
+/// `scratch_floor` as the call's RunArgs.
+uint64_t HierarchicalWireBytes(const Resolved& r, DType dtype, size_t count, int rank, int ranks,
+                               size_t scratch_floor = kScratchFloor);
 
 /// The chunks the pipeline cuts shard `s` of a `count`-element call over `ranks` ranks into
 /// (each chunk has its own inner AllReduce), in order.

@@ -31,6 +31,15 @@
 // beside it: Start posts every receive and sends, Finish waits and sums, and Drain consumes
 // what the peers sent when the check refused the call. One message per peer and call, tag
 // OneShotTag(tag_base).
+//
+// Pieces (bounded scratch): a rank holds N coded contributions and f32 sums of the whole
+// call, N times a ring's buffers. A call whose buffers would pass ScratchBound (plan.h) runs
+// as P one_shot calls, one after the other, on P pieces of whole blocks (OneShotPieces): each
+// element is coded, summed and rounded as in one call, so the results are the same bits.
+// Piece i's tag has i in bits 48 and up. A call of several pieces writes piece by piece, so
+// it cannot be repeated in place (resolve.cc guards it accordingly) and never starts beside
+// the call check; its error feedback counts the final rounding's loss on each piece's
+// own 1/N.
 #include <algorithm>
 #include <cstring>
 
@@ -66,8 +75,38 @@ Plan MakeOneShotRawPlan(const PlanArgs& a) {
 
 uint64_t OneShotMessageBytes(const Plan& plan, size_t count) { return codec::WireBytes(plan.rs_wire, count); }
 
-OneShotCall::OneShotCall(const Plan& plan, const RunArgs& a, Scratch* s)
-    : plan_(plan), args_(a), bound_(a), n_(a.transport->size()), r_(a.transport->rank()),
+namespace {
+
+// Scratch of a one_shot call of `count` elements on n ranks, with every option that adds a
+// buffer on (OneShotCall's layout).
+size_t OneShotScratch(const Plan& p, int n, size_t count) {
+  return size_t(n) * Round64(size_t(OneShotMessageBytes(p, count))) + 5 * Round64(count * sizeof(float)) +
+         Round64(count * DTypeSize(p.dtype));
+}
+
+Range Piece(const Plan& p, size_t pieces, size_t i) { return SplitBlocks(Range{0, PlanCount(p)}, p.granule, pieces, i); }
+
+}  // namespace
+
+size_t OneShotPieces(const Plan& p, int n, size_t floor) {
+  const size_t count = PlanCount(p), bound = ScratchBound(p, floor);
+  const size_t blocks = std::max<size_t>(1, (count + p.granule - 1) / p.granule);
+  const size_t whole = OneShotScratch(p, n, count);
+  if (whole <= bound) return 1;
+  size_t pieces = std::min(blocks, (whole + bound - 1) / bound);
+  while (pieces < blocks && OneShotScratch(p, n, (blocks + pieces - 1) / pieces * p.granule) > bound) ++pieces;
+  return pieces;
+}
+
+uint64_t OneShotWireBytes(const Plan& p, int n, size_t floor) {
+  const size_t pieces = OneShotPieces(p, n, floor);
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < pieces; ++i) bytes += OneShotMessageBytes(p, Piece(p, pieces, i).count);
+  return uint64_t(n - 1) * bytes;
+}
+
+OneShotCall::OneShotCall(const Plan& plan, const RunArgs& a, Scratch* s, size_t first)
+    : plan_(plan), args_(a), bound_(a), n_(a.transport->size()), r_(a.transport->rank()), first_(first),
       msg_(OneShotMessageBytes(plan, a.count)), slot_(Round64(size_t(msg_))), esize_(DTypeSize(a.dtype)),
       copy_out_(a.rotation.guard && a.send == a.recv),
       io_(a.transport, s, 2 * size_t(n_), a.deadline, a.mode, a.stats) {
@@ -103,7 +142,7 @@ Status OneShotCall::Start() {
     EQUARX_RETURN_IF_ERROR(io_.Recv(2 * size_t(q), q, tag, Slot(q), msg_));
   }
   uint8_t* own = Slot(r_);
-  const codec::WireSpec w = HopWire(plan_.rs_wire, 0, 0, 0, r_, 0);
+  const codec::WireSpec w = HopWire(plan_.rs_wire, 0, 0, 0, r_, first_);
   if (a.residual) {
     // staged <- f32(x) + residual (rotated); loss <- staged - dec(code(staged)) (unrotated)
     codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(a.dtype), 0},
@@ -188,7 +227,26 @@ Status DrainOneShot(transport::Transport* t, uint64_t tag_base, transport::Deadl
 }
 
 Status ExecuteOneShot(const Plan& plan, const RunArgs& args, Scratch* scratch) {
-  return OneShotCall(plan, args, scratch).Finish();
+  const size_t pieces = OneShotPieces(plan, args.transport->size(), args.scratch_floor);
+  if (pieces == 1) return OneShotCall(plan, args, scratch).Finish();
+  const size_t es = DTypeSize(args.dtype);
+  bool nonfinite = false;
+  for (size_t i = 0; i < pieces; ++i) {
+    const Range r = Piece(plan, pieces, i);
+    RunArgs a = args;
+    a.send = static_cast<const uint8_t*>(args.send) + r.begin * es;
+    a.recv = static_cast<uint8_t*>(args.recv) + r.begin * es;
+    a.count = r.count;
+    a.element_offset = args.element_offset + r.begin;
+    if (args.residual) a.residual = args.residual + r.begin;
+    a.tag_base = args.tag_base ^ (uint64_t(i) << 48);
+    a.rotated_nonfinite = &nonfinite;
+    EQUARX_RETURN_IF_ERROR(OneShotCall(plan, a, scratch, r.begin).Finish());
+    // A guarded piece whose result is not finite wrote nothing; the call is repeated whole.
+    if (nonfinite) break;
+  }
+  if (args.rotated_nonfinite) *args.rotated_nonfinite = nonfinite;
+  return Status::Ok();
 }
 
 }  // namespace equarx::algo

@@ -16,10 +16,19 @@ inline uint64_t OneShotTag(uint64_t tag_base) { return tag_base; }
 /// elements.
 uint64_t OneShotMessageBytes(const Plan& plan, size_t count);
 
+/// How many pieces a one_shot call of `plan` on n ranks runs as (one_shot.cc, "Pieces"): 1
+/// unless its buffers would pass ScratchBound.
+size_t OneShotPieces(const Plan& plan, int n, size_t scratch_floor = kScratchFloor);
+
+/// Bytes each rank sends when running `plan` (one_shot) on n ranks: N - 1 messages per piece.
+uint64_t OneShotWireBytes(const Plan& plan, int n, size_t scratch_floor = kScratchFloor);
+
 class OneShotCall {
  public:
-  /// `plan`, `args` and `scratch` must outlive the call.
-  OneShotCall(const Plan& plan, const RunArgs& args, Scratch* scratch);
+  /// `plan`, `args` and `scratch` must outlive the call. `first`: where args' elements start
+  /// in the call that `plan` was made for (a piece's first element; stochastic rounding's
+  /// streams count from there).
+  OneShotCall(const Plan& plan, const RunArgs& args, Scratch* scratch, size_t first = 0);
   /// Posts every receive, codes this rank's contribution and sends it to every peer.
   Status Start();
   /// Waits for every message (Start first if not started), sums, and writes the result (or,
@@ -38,6 +47,7 @@ class OneShotCall {
   const RunArgs& args_;
   RunArgs bound_;  // args, with the output in scratch when the result is copied out at the end
   int n_, r_;
+  size_t first_;
   uint64_t msg_;
   size_t slot_, esize_;
   bool copy_out_;

@@ -19,6 +19,7 @@
 // only choose lanes and wire formats; executor.cc runs any plan with pipelined microshards.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include "algo/partition.h"
@@ -29,6 +30,9 @@
 #include "transport/transport.h"
 
 namespace equarx::algo {
+
+/// Scratch every call may use whatever its size (RunArgs::scratch_floor).
+inline constexpr size_t kScratchFloor = size_t(64) << 20;
 
 struct Lane {
   int region = 0;  ///< index into Plan::regions
@@ -54,7 +58,20 @@ struct Plan {
   /// one_shot (one_shot.cc): every rank sends its whole contribution, coded as rs_wire, to
   /// every peer and sums all N in rank order; no lanes, no all-gather.
   bool one_shot = false;
+  DType dtype = DType::kFloat32;  ///< the call's (SelectPlan): its message is count * size
 };
+
+/// Elements of the call a plan was made for.
+inline size_t PlanCount(const Plan& p) { return p.regions[p.num_regions - 1].end(); }
+
+/// The most scratch a call of `count` elements of `dtype` uses: `floor` (RunArgs::scratch_floor)
+/// or a quarter of the message, whichever is more. The executor runs a call that would need
+/// more in waves (executor.cc), one_shot in pieces (one_shot.cc), hierarchical in chunk groups
+/// (hierarchical.cc).
+inline size_t ScratchBound(DType dtype, size_t count, size_t floor) {
+  return std::max(floor, count * DTypeSize(dtype) / 4);
+}
+inline size_t ScratchBound(const Plan& p, size_t floor) { return ScratchBound(p.dtype, PlanCount(p), floor); }
 
 /// Everything one rank needs to run a plan.
 struct RunArgs {
@@ -82,6 +99,9 @@ struct RunArgs {
   size_t element_offset = 0;
   /// Threads for the codec kernels (option `threads`), or null: one thread.
   common::WorkerPool* pool = nullptr;
+  /// The scratch the call may use whatever its size (ScratchBound): kScratchFloor, less for
+  /// hierarchical's inner calls and in tests. Every rank passes the same.
+  size_t scratch_floor = kScratchFloor;
 };
 
 /// The wire spec of one encode: `w` with the stochastic-rounding stream of the hop that
@@ -163,6 +183,15 @@ inline Lane LaneAt(const Plan& plan, int phase, int l) {
 
 /// Bytes rank `rank` sends when running `plan` with `microshards` (no communication): the
 /// executor's own step walk over its sends (executor.cc, ForEachStep), counted instead of sent.
-uint64_t PlanWireBytes(const Plan& plan, int rank, int ranks, size_t microshards);
+/// `scratch_floor` as the call's RunArgs; `ef`: the call has error feedback (its staged
+/// contribution can add waves, whose messages can differ by a byte in size where a message's
+/// codes or sub-scales end on half a byte).
+uint64_t PlanWireBytes(const Plan& plan, int rank, int ranks, size_t microshards,
+                       size_t scratch_floor = kScratchFloor, bool ef = false);
+
+/// The waves a call of `plan` with `microshards` on `ranks` runs in (executor.cc, "Waves"): 1
+/// unless its buffers would pass ScratchBound.
+size_t PlanWaves(const Plan& plan, int ranks, size_t microshards, size_t scratch_floor = kScratchFloor,
+                 bool ef = false);
 
 }  // namespace equarx::algo

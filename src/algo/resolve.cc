@@ -8,6 +8,7 @@
 
 #include "algo/cost_model.h"
 #include "algo/hierarchical.h"
+#include "algo/one_shot.h"
 
 namespace equarx::algo {
 
@@ -136,6 +137,7 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   Plan p = BuilderOf(a)(args);
   p.algorithm = a;
   p.phases = phases;
+  p.dtype = dtype;
   return p;
 }
 
@@ -203,9 +205,10 @@ Status Decide(const Call& call, Resolved* out) {
   } else {
     r.plan = SelectPlan(o, call.dtype, call.count, call.ranks, *r.table);
     EQUARX_RETURN_IF_ERROR(PlanRotates(o, r.rotation_asked, call.options.algorithm, r.plan, &r.rotate));
-    // one_shot writes its output and the residual only once every contribution is in: it can
-    // always repeat.
-    can_repeat = r.plan.one_shot || (can_repeat && !call.in_place);
+    // one_shot in one piece writes its output and the residual only once every contribution
+    // is in: it can always repeat.
+    const bool whole_one_shot = r.plan.one_shot && OneShotPieces(r.plan, call.ranks) == 1;
+    can_repeat = whole_one_shot || (can_repeat && !call.in_place);
   }
   if (r.rotate) r.guard = can_repeat ? RotationGuard::kGuarded : RotationGuard::kCheckFirst;
   return Status::Ok();

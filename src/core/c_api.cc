@@ -332,6 +332,12 @@ equarxResult_t equarxCommBytesSent(equarxComm_t comm, uint64_t* bytes) {
   return equarxSuccess;
 }
 
+equarxResult_t equarxCommScratchBytes(equarxComm_t comm, uint64_t* bytes) {
+  if (!comm || !bytes) return equarxInvalidArgument;
+  *bytes = comm->comm->stats().scratch_bytes;
+  return equarxSuccess;
+}
+
 const char* equarxCommGetLastError(equarxComm_t comm) {
   return comm ? comm->last_error.c_str() : "communicator is NULL";
 }

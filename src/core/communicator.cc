@@ -113,6 +113,7 @@ CommStats Communicator::stats() const {
   CommStats s;
   s.bytes_sent = impl_->transport->bytes_sent();
   s.calls = impl_->calls;
+  s.scratch_bytes = impl_->scratch.capacity() + impl_->hier_scratch.capacity();
   return s;
 }
 
@@ -166,7 +167,8 @@ Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* 
   }
   core::RotationInput input = core::RotationInput::kSafe;
   if (local.ok()) input = core::Announce(r.guard, args->dtype, send, residual, args->count);
-  const bool early = local.ok() && r.plan.one_shot;  // one_shot always rotates guarded
+  // one_shot in one piece always rotates guarded
+  const bool early = local.ok() && r.plan.one_shot && algo::OneShotPieces(r.plan, t->size()) == 1;
   if (early) {
     args->rotation = spec(r.rotate, true);
     ahead.emplace(r.plan, *args, &scratch);
@@ -280,7 +282,7 @@ uint64_t WireBytesOf(const algo::Call& call, const env::Settings& settings, algo
   algo::Resolved r;
   if (!algo::Resolve(call, settings, tables, &r).ok()) return 0;
   if (r.hierarchical) return algo::HierarchicalWireBytes(r, call.dtype, call.count, 0, call.ranks);
-  return algo::PlanWireBytes(r.plan, 0, call.ranks, r.options.microshards);
+  return algo::PlanWireBytes(r.plan, 0, call.ranks, r.options.microshards, algo::kScratchFloor, call.residual);
 }
 
 }  // namespace

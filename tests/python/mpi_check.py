@@ -2,7 +2,7 @@
 
 Rank 0 prints one JSON line: whether all ranks agree bitwise, match the in-process numpy API
 on the same inputs, whether mismatched shapes fail on every rank with MismatchError, and
-whether every rank's Communicator counts its calls, sees every rank on this host
+whether every rank's Communicator counts its calls (and reports the scratch they hold), sees every rank on this host
 (ranks_per_host) and refuses calls after close().
 """
 
@@ -30,6 +30,8 @@ if r == 0:
 z = comm.allreduce(np.full(100, float(r + 1), np.float32), algorithm="ring")
 ok_ring = bool(np.all(z == n * (n + 1) / 2))
 calls = comm.calls  # the two calls above
+# Their buffers are held for the next call: some, and within max(64 MiB, a quarter of a message).
+scratch_held = 0 < comm.scratch_bytes <= 64 << 20
 # Mismatched counts across ranks fail on every rank (the library's descriptor exchange).
 try:
     comm.allreduce(np.ones(10 + r, np.float32))
@@ -44,7 +46,7 @@ try:
     closed = False
 except equarx.InvalidArgumentError as e:
     closed = "closed" in str(e)
-flags = world.gather((ok_ring, bool(mismatch), calls == 2, on_host, closed), root=0)
+flags = world.gather((ok_ring, bool(mismatch), calls == 2 and scratch_held, on_host, closed), root=0)
 if r == 0:
     out["exact_ring"] = all(f[0] for f in flags)
     out["mismatch_everywhere"] = all(f[1] for f in flags)

@@ -66,7 +66,13 @@ TEST(CApi, AllReduceWithDefaultsAndLastError) {
     EXPECT_EQ(res[r], equarxSuccess) << equarxCommGetLastError(comms[r]);
     EXPECT_EQ(data[r][999], 6.0f);
     EXPECT_STREQ(equarxCommGetLastError(comms[r]), "");
+    // The ring's buffers for 1000 f32: more than nothing, far less than the 64 MiB floor.
+    uint64_t scratch = 0;
+    ASSERT_EQ(equarxCommScratchBytes(comms[r], &scratch), equarxSuccess);
+    EXPECT_GT(scratch, 0u);
+    EXPECT_LE(scratch, uint64_t(64) << 20);
   }
+  EXPECT_EQ(equarxCommScratchBytes(nullptr, nullptr), equarxInvalidArgument);
 
   // A bad block on rank 1 fails on every rank, with a message naming it.
   cfg[1].block = 7;

@@ -151,6 +151,7 @@ void BindGroup(nb::module_& m) {
       .def_prop_ro("size", [](PyComm& c) { return c.comm().size(); })
       .def_prop_ro("bytes_sent", [](PyComm& c) { return c.comm().stats().bytes_sent; })
       .def_prop_ro("calls", [](PyComm& c) { return c.comm().stats().calls; })
+      .def_prop_ro("scratch_bytes", [](PyComm& c) { return c.comm().stats().scratch_bytes; })
       .def_prop_ro("ranks_per_host", [](PyComm& c) { return c.comm().ranks_per_host(); })
       .def("allreduce", &PyComm::AllReduce, nb::arg("send"), nb::arg("recv"), nb::arg("dtype"),
            nb::arg("options"), nb::arg("residual") = std::vector<OutBytes>(), nb::arg("stats") = false);
