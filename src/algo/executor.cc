@@ -16,7 +16,7 @@
 // this rank then runs unfused (sum, encode, decode) so that residual += what the encode lost,
 // and the owner adds (final sum - its result) for its own shard.
 // Rotation: contributions are read and results written through CallIo::Local / DecodeOut,
-// which rotate on the way in and out (call_io.h); the schedule itself does not change.
+// which rotate on the way in and out (contribution.h); the schedule itself does not change.
 //
 // Waves (bounded scratch): every buffer above has its own place, so a call's scratch grows
 // with the message (a raw ring's is about 3x it). A call whose buffers would pass
@@ -35,7 +35,7 @@
 // While microshard k of step t is on the wire, the next rank already works on k of step t+1
 // and this rank on k+1: coding overlaps communication. Every wait depends only on sends of
 // earlier steps, so the order cannot deadlock; every wait has the call's deadline, and on any
-// failure all live requests are cancelled before returning (call_io.h).
+// failure all live requests are cancelled before returning (requests.h).
 #include <algorithm>
 #include <cstring>
 
@@ -179,12 +179,11 @@ class Run {
         staged_(p.precast_e5m2 || a.residual),
         L_(MakeLayout(p, n_, r_, win, staged_, a.residual != nullptr,
                       a.residual != nullptr || a.rotation.block != 0)),
-        io_(a.transport, s, 4 * L_.Slots(), a.deadline, a.mode, a.stats),  // rs/ag recv, rs/ag send
-        base_(s->Bytes(L_.total)), esize_(DTypeSize(a.dtype)), wave_tag_(WaveTag(a.tag_base, wave)) {
-    io_.Bind(a, staged_ ? Staged(0, 0, win.k0) : nullptr,
-             a.residual || a.rotation.block ? reinterpret_cast<float*>(base_ + L_.io_tmp) : nullptr,
-             L_.micro_elems);
-  }
+        base_(s->Bytes(L_.total)),
+        io_(s, 4 * L_.Slots(), a, staged_ ? Staged(0, 0, win.k0) : nullptr,  // rs/ag recv, rs/ag send
+            a.residual || a.rotation.block ? reinterpret_cast<float*>(base_ + L_.io_tmp) : nullptr,
+            L_.micro_elems),
+        esize_(DTypeSize(a.dtype)), wave_tag_(WaveTag(a.tag_base, wave)) {}
 
   Status Go() { return Body(); }
 
@@ -380,8 +379,8 @@ class Run {
   int n_, r_;
   bool staged_;
   Layout L_;
-  CallIo io_;
   uint8_t* base_;
+  CallIo io_;
   size_t esize_;
   uint64_t wave_tag_;
 };

@@ -50,9 +50,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "algo/parts.h"
+#include "algo/requests.h"
 #include "algo/scratch.h"
 #include "codec/codec.h"
 #include "transport/sub_transport.h"
@@ -97,74 +99,46 @@ Range ChunkRange(const AllReduceOptions& o, Range shard, size_t chunks, size_t c
   return SplitBlocks(shard, o.block, chunks, c);
 }
 
-// The intra-host messages of one call (steps 1 and 3), posted and waited on one by one; on any
-// failure every live one is cancelled.
-struct Op {
-  bool send;
-  int peer;
-  uint64_t tag;
-  void* buf;
-  size_t bytes;
-  long after = -1;    // a step-3 receive of an in-place call: posted once this send completed
-  bool held = false;  // an owner's step-3 send: posted once its chunk is finished
-};
-
+// The intra-host messages of one chunk group (steps 1 and 3), posted and waited on one by one
+// (their requests: requests.h; on any failure every live one is cancelled).
 class Ops {
  public:
-  Ops(transport::Transport* t, std::vector<Op> ops, transport::Deadline deadline, Scratch* scratch)
-      : t_(t), ops_(std::move(ops)), deadline_(deadline) {
-    req_ = scratch->Requests(ops_.size(), &live_);
+  Ops(transport::Transport* t, const std::vector<IntraOp>& ops, transport::Deadline deadline, Scratch* scratch,
+      std::vector<uint8_t>* posted)
+      : ops_(ops), reqs_(t, scratch, ops.size(), deadline), posted_(*posted) {
     posted_.assign(ops_.size(), 0);
   }
-  ~Ops() {
-    for (size_t i = 0; i < ops_.size(); ++i)
-      if (live_[i]) t_->Cancel(&req_[i]);
-  }
-  const Op& operator[](size_t i) const { return ops_[i]; }
+  const IntraOp& operator[](size_t i) const { return ops_[i]; }
   size_t size() const { return ops_.size(); }
 
   Status Post(size_t i) {
     if (posted_[i]) return Status::Ok();
-    const Op& op = ops_[i];
-    Status st = op.send ? t_->Isend(op.peer, op.tag, op.buf, op.bytes, &req_[i])
-                        : t_->Irecv(op.peer, op.tag, op.buf, op.bytes, &req_[i]);
+    const IntraOp& op = ops_[i];
     posted_[i] = 1;
-    live_[i] = st.ok();
-    return st;
+    return op.send ? reqs_.Send(i, op.peer, op.tag, op.buf, op.bytes) : reqs_.Recv(i, op.peer, op.tag, op.buf, op.bytes);
   }
   Status Wait(size_t i) {
     Status st = ops_[i].after >= 0 ? Wait(size_t(ops_[i].after)) : Status::Ok();
     if (st.ok()) st = Post(i);
-    if (!st.ok() || !live_[i]) return st;
-    st = t_->Wait(&req_[i], deadline_);
-    if (!st.ok()) t_->Cancel(&req_[i]);
-    live_[i] = 0;
-    return st;
+    return st.ok() ? reqs_.Wait(i) : st;
   }
   // Posts every deferred receive whose send has completed (without blocking).
   Status PostReady() {
     for (size_t i = 0; i < ops_.size(); ++i) {
       const long a = ops_[i].after;
       if (posted_[i] || a < 0 || !posted_[size_t(a)]) continue;
-      if (live_[size_t(a)]) {
-        Status done;
-        if (!t_->Test(&req_[size_t(a)], &done)) continue;
-        live_[size_t(a)] = 0;
-        if (!done.ok()) return done;
-      }
-      Status st = Post(i);
-      if (!st.ok()) return st;
+      Status done;
+      if (!reqs_.Test(size_t(a), &done)) continue;
+      if (!done.ok()) return done;
+      EQUARX_RETURN_IF_ERROR(Post(i));
     }
     return Status::Ok();
   }
 
  private:
-  transport::Transport* t_;
-  std::vector<Op> ops_;
-  transport::Deadline deadline_;
-  transport::Request* req_ = nullptr;
-  uint8_t* live_ = nullptr;
-  std::vector<uint8_t> posted_;
+  const std::vector<IntraOp>& ops_;
+  RequestSet reqs_;
+  std::vector<uint8_t>& posted_;
 };
 
 // The chunk groups of a call (see the top of this file): the same on every rank.
@@ -253,7 +227,7 @@ uint64_t HierarchicalWireBytes(const Resolved& res, DType dtype, size_t count, i
   return bytes;
 }
 
-Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* inner, Scratch* own) {
+Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* inner, HierarchicalScratch* own) {
   const AllReduceOptions& o = res.options;
   transport::Transport* t = args.transport;
   const HostLayout L(t->size(), int(o.ranks_per_host));
@@ -267,17 +241,23 @@ Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* in
   // Buffers: for every shard this rank owns, the contributions of the other rh - 1 ranks of
   // its host to the group's chunks (in the dtype, chunk-major: chunk c's from every peer,
   // then chunk c + 1's), then one f32 sum of a chunk.
-  uint8_t* in_base = own->Bytes(G.own_bytes);
+  uint8_t* in_base = own->bytes.Bytes(G.own_bytes);
   auto* acc = reinterpret_cast<float*>(in_base + G.acc_at);
+  // The owners of each shard's inner call, one per host.
+  own->members.resize(size_t(L.Shards()) * size_t(L.hosts));
+  for (int s = 0; s < L.Shards(); ++s)
+    for (int h = 0; h < L.hosts; ++h) own->members[size_t(s) * size_t(L.hosts) + size_t(h)] = L.Owner(h, s);
 
   Status st;
   for (size_t c0 = 0; c0 < G.most_chunks && st.ok(); c0 += G.per_group) {
     const size_t c1 = std::min(G.most_chunks, c0 + G.per_group);
     // Every message of the group's steps 1 and 3, and where each owned chunk's lie:
-    // first[s][c - c0] is the index of its first step-1 receive (rh - 1 of them), then its
-    // rh - 1 step-3 sends.
-    std::vector<Op> list;
-    std::vector<std::vector<size_t>> first(size_t(L.Shards()));
+    // first[s * G + c - c0] is the index of its first step-1 receive (rh - 1 of them), then
+    // its rh - 1 step-3 sends.
+    std::vector<IntraOp>& list = own->ops;
+    list.clear();
+    std::vector<size_t>& first = own->first;
+    first.assign(size_t(L.Shards()) * G.per_group, 0);
     uint8_t* i_next = in_base;
     for (int s = 0; s < L.Shards() && rh > 1; ++s) {
       const Range r = ShardRange(o, args.count, L, s);
@@ -294,7 +274,7 @@ Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* in
           list.push_back({false, owner, tag3, out, k.count * es, in_place ? long(list.size()) - 1 : -1});
           continue;
         }
-        first[size_t(s)].push_back(list.size());
+        first[size_t(s) * G.per_group + (c - c0)] = list.size();
         for (int l = 0; l < rh; ++l) {
           if (l == local) continue;
           list.push_back({false, L.First(host) + l, tag1, i_next, k.count * es});
@@ -304,7 +284,7 @@ Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* in
           if (l != local) list.push_back({true, L.First(host) + l, tag3, out, k.count * es, -1, true});
       }
     }
-    Ops ops(t, std::move(list), args.deadline, own);
+    Ops ops(t, list, args.deadline, &own->bytes, &own->posted);
     for (size_t i = 0; i < ops.size() && st.ok(); ++i)
       if (!ops[i].held && ops[i].after < 0) st = ops.Post(i);
     if (!st.ok()) return st;
@@ -315,12 +295,11 @@ Status ExecuteHierarchical(const Resolved& res, const RunArgs& args, Scratch* in
       const Range r = ShardRange(o, args.count, L, s);
       if (r.count == 0 || s % rh != local) continue;
       const size_t chunks = ChunkCount(o, args.dtype, r, L);
-      std::vector<int> members(size_t(L.hosts));
-      for (int h = 0; h < L.hosts; ++h) members[size_t(h)] = L.Owner(h, s);
-      transport::SubTransport sub(t, std::move(members), host);
+      transport::SubTransport sub(t, std::span<const int>(own->members).subspan(size_t(s) * size_t(L.hosts), size_t(L.hosts)),
+                                  host);
       for (size_t c = c0; c < std::min(c1, chunks); ++c) {
         const Range k = ChunkRange(o, r, chunks, c);
-        const size_t at = rh > 1 ? first[size_t(s)][c - c0] : 0;
+        const size_t at = rh > 1 ? first[size_t(s) * G.per_group + (c - c0)] : 0;
         for (int l = 0; l + 1 < rh && st.ok(); ++l) st = ops.Wait(at + size_t(l));
         if (!st.ok()) return st;
         // The host's sum in local-rank order, in f32: acc <- x_0, then acc <- acc + x_l

@@ -7,6 +7,7 @@
 
 #include "algo/plan.h"
 #include "algo/resolve.h"
+#include "algo/scratch.h"
 #include "equarx/options.h"
 
 namespace equarx::algo {
@@ -23,11 +24,32 @@ struct HostLayout {
   int Owner(int host, int s) const { return First(host) + s % Size(host); }
 };
 
+/// One intra-host message of the schedule (hierarchical.cc).
+struct IntraOp {
+  bool send;
+  int peer;
+  uint64_t tag;
+  void* buf;
+  size_t bytes;
+  long after = -1;    ///< a step-3 receive of an in-place call: posted once this send completed
+  bool held = false;  ///< an owner's step-3 send: posted once its chunk is finished
+};
+
+/// What the schedule keeps from call to call, so that a warm call allocates nothing: its
+/// buffers and requests (`bytes`), and its lists.
+struct HierarchicalScratch {
+  Scratch bytes;
+  std::vector<IntraOp> ops;
+  std::vector<uint8_t> posted;
+  std::vector<size_t> first;  // per (shard, chunk of the group): its first message
+  std::vector<int> members;   // per shard, the owners of its inner call
+};
+
 /// Runs the hierarchical AllReduce on this rank. `r`: the call resolved (resolve.h); `args` as
 /// for Execute (no error feedback; args.rotation set when the call would rotate: each shard's
 /// inner plan rotates as InnerPlan says). `inner` is the scratch of the inner algorithm's
-/// calls, `own` this schedule's buffers.
-Status ExecuteHierarchical(const Resolved& r, const RunArgs& args, Scratch* inner, Scratch* own);
+/// calls, `own` this schedule's.
+Status ExecuteHierarchical(const Resolved& r, const RunArgs& args, Scratch* inner, HierarchicalScratch* own);
 
 /// Bytes rank `rank` of `ranks` sends in that schedule (no communication).
 /// `scratch_floor` as the call's RunArgs.

@@ -105,11 +105,10 @@ uint64_t OneShotWireBytes(const Plan& p, int n, size_t floor) {
   return uint64_t(n - 1) * bytes;
 }
 
-OneShotCall::OneShotCall(const Plan& plan, const RunArgs& a, Scratch* s, size_t first)
-    : plan_(plan), args_(a), bound_(a), n_(a.transport->size()), r_(a.transport->rank()), first_(first),
-      msg_(OneShotMessageBytes(plan, a.count)), slot_(Round64(size_t(msg_))), esize_(DTypeSize(a.dtype)),
-      copy_out_(a.rotation.guard && a.send == a.recv),
-      io_(a.transport, s, 2 * size_t(n_), a.deadline, a.mode, a.stats) {
+// The call's buffers in scratch: the N wire images, the f32 sum, the rotation's (or error
+// feedback's) temporaries, error feedback's staged contribution and loss, and the output when
+// it is copied out at the end.
+OneShotCall::Buffers OneShotCall::Lay(const RunArgs& a, Scratch* s, int n, size_t slot, bool copy_out) {
   const size_t f32 = Round64(a.count * sizeof(float));
   const bool tmp = a.rotation.block || a.residual;
   size_t at = 0;
@@ -118,19 +117,33 @@ OneShotCall::OneShotCall(const Plan& plan, const RunArgs& a, Scratch* s, size_t 
     at += bytes;
     return b;
   };
-  const size_t slots_at = take(size_t(n_) * slot_), acc_at = take(f32), tmp_at = take(tmp ? 2 * f32 : 0),
+  const size_t slots_at = take(size_t(n) * slot), acc_at = take(f32), tmp_at = take(tmp ? 2 * f32 : 0),
                staged_at = take(a.residual ? f32 : 0), loss_at = take(a.residual ? f32 : 0),
-               out_at = take(copy_out_ ? Round64(a.count * esize_) : 0);
+               out_at = take(copy_out ? Round64(a.count * DTypeSize(a.dtype)) : 0);
   uint8_t* base = s->Bytes(at);
-  slots_ = base + slots_at;
-  acc_ = reinterpret_cast<float*>(base + acc_at);
+  Buffers b;
+  b.slots = base + slots_at;
+  b.acc = reinterpret_cast<float*>(base + acc_at);
+  if (tmp) b.tmp = reinterpret_cast<float*>(base + tmp_at);
   if (a.residual) {
-    staged_ = reinterpret_cast<float*>(base + staged_at);
-    loss_ = reinterpret_cast<float*>(base + loss_at);
+    b.staged = reinterpret_cast<float*>(base + staged_at);
+    b.loss = reinterpret_cast<float*>(base + loss_at);
   }
-  if (copy_out_) bound_.recv = base + out_at;
-  io_.Bind(bound_, staged_, tmp ? reinterpret_cast<float*>(base + tmp_at) : nullptr, a.count);
+  if (copy_out) b.out = base + out_at;
+  return b;
 }
+
+RunArgs OneShotCall::Bound(const RunArgs& a, void* out) {
+  RunArgs b = a;
+  if (out) b.recv = out;
+  return b;
+}
+
+OneShotCall::OneShotCall(const Plan& plan, const RunArgs& a, Scratch* s, size_t first)
+    : plan_(plan), args_(a), n_(a.transport->size()), r_(a.transport->rank()), first_(first),
+      msg_(OneShotMessageBytes(plan, a.count)), slot_(Round64(size_t(msg_))), esize_(DTypeSize(a.dtype)),
+      copy_out_(a.rotation.guard && a.send == a.recv), buf_(Lay(a, s, n_, slot_, copy_out_)),
+      bound_(Bound(a, buf_.out)), io_(s, 2 * size_t(n_), bound_, buf_.staged, buf_.tmp, a.count) {}
 
 // Requests: 2q receives from peer q, 2q + 1 sends to it.
 Status OneShotCall::Start() {
@@ -147,15 +160,15 @@ Status OneShotCall::Start() {
     // staged <- f32(x) + residual (rotated); loss <- staged - dec(code(staged)) (unrotated)
     codec::DecodeAccumulate(codec::WireSpec{codec::RawFormatOf(a.dtype), 0},
                             static_cast<const uint8_t*>(a.send), a.count, DType::kFloat32, a.residual,
-                            staged_);
+                            buf_.staged);
     if (a.rotation.block)
-      codec::RotateForward(a.rotation, DType::kFloat32, staged_, a.count, a.element_offset, staged_);
-    io_.Encode(w, DType::kFloat32, staged_, a.count, own);
-    io_.Decode(w, own, a.count, DType::kFloat32, acc_);
-    std::fill(loss_, loss_ + a.count, 0.0f);
-    codec::AccumulateLoss(DType::kFloat32, acc_, staged_, a.count, loss_);
+      codec::RotateForward(a.rotation, DType::kFloat32, buf_.staged, a.count, a.element_offset, buf_.staged);
+    io_.Encode(w, DType::kFloat32, buf_.staged, a.count, own);
+    io_.Decode(w, own, a.count, DType::kFloat32, buf_.acc);
+    std::fill(buf_.loss, buf_.loss + a.count, 0.0f);
+    codec::AccumulateLoss(DType::kFloat32, buf_.acc, buf_.staged, a.count, buf_.loss);
     if (a.rotation.block)
-      codec::RotateInverse(a.rotation, loss_, a.count, a.element_offset, DType::kFloat32, loss_);
+      codec::RotateInverse(a.rotation, buf_.loss, a.count, a.element_offset, DType::kFloat32, buf_.loss);
   } else {
     io_.EncodeLocal(w, Range{0, a.count}, own);
   }
@@ -172,11 +185,11 @@ Status OneShotCall::Finish() {
   EQUARX_RETURN_IF_ERROR(io_.WaitAll());
   // The sum in rank order, every contribution read from its wire bytes.
   for (int q = 0; q < n_; ++q) {
-    if (q == 0) io_.Decode(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, acc_);
-    else io_.DecodeAccumulate(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, acc_, acc_);
+    if (q == 0) io_.Decode(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, buf_.acc);
+    else io_.DecodeAccumulate(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, buf_.acc, buf_.acc);
   }
   const Range all{0, a.count};
-  io_.DecodeOut(plan_.ag_wire, reinterpret_cast<const uint8_t*>(acc_), all);
+  io_.DecodeOut(plan_.ag_wire, reinterpret_cast<const uint8_t*>(buf_.acc), all);
   const bool repeat = a.rotation.guard && io_.RotatedNonfinite();
   if (a.rotated_nonfinite) *a.rotated_nonfinite = repeat;
   if (repeat) return Status::Ok();  // nothing written: the caller repeats the call
@@ -185,10 +198,10 @@ Status OneShotCall::Finish() {
     // The rank's own elements also carry the final rounding's loss (the sum in the
     // unrotated domain, exact - rounded).
     const Range mine = SplitBlocks(all, plan_.granule, size_t(n_), size_t(r_));
-    float* sum = acc_ + mine.begin;
+    float* sum = buf_.acc + mine.begin;
     if (a.rotation.block)
       codec::RotateInverse(a.rotation, sum, mine.count, mine.begin + a.element_offset, DType::kFloat32, sum);
-    std::memcpy(a.residual, loss_, a.count * sizeof(float));
+    std::memcpy(a.residual, buf_.loss, a.count * sizeof(float));
     codec::AccumulateLoss(a.dtype, static_cast<uint8_t*>(a.recv) + mine.begin * esize_, sum, mine.count,
                           a.residual + mine.begin);
   }
@@ -217,7 +230,7 @@ Status DrainOneShot(transport::Transport* t, uint64_t tag_base, transport::Deadl
   for (int q = 0; q < n; ++q) total += q == me ? 0 : Round64(size_t(peer_bytes[q]));
   if (total == 0) return Status::Ok();
   uint8_t* sink = scratch->Bytes(total);
-  CallIo io(t, scratch, size_t(n), deadline, ExecutionMode::kNormal);
+  RequestSet io(t, scratch, size_t(n), deadline);
   for (int q = 0; q < n; ++q) {
     if (q == me || peer_bytes[q] == 0) continue;
     EQUARX_RETURN_IF_ERROR(io.Recv(size_t(q), q, OneShotTag(tag_base), sink, size_t(peer_bytes[q])));

@@ -41,19 +41,25 @@ class OneShotCall {
   Status Drain(const uint64_t* peer_bytes);
 
  private:
-  uint8_t* Slot(int q) { return slots_ + size_t(q) * slot_; }
+  struct Buffers {
+    uint8_t* slots = nullptr;
+    float *acc = nullptr, *tmp = nullptr, *staged = nullptr, *loss = nullptr;
+    void* out = nullptr;  // the output, when it is copied out at the end
+  };
+  static Buffers Lay(const RunArgs& a, Scratch* s, int n, size_t slot, bool copy_out);
+  static RunArgs Bound(const RunArgs& a, void* out);
+  uint8_t* Slot(int q) { return buf_.slots + size_t(q) * slot_; }
 
   const Plan& plan_;
   const RunArgs& args_;
-  RunArgs bound_;  // args, with the output in scratch when the result is copied out at the end
   int n_, r_;
   size_t first_;
   uint64_t msg_;
   size_t slot_, esize_;
   bool copy_out_;
+  Buffers buf_;
+  RunArgs bound_;  // args, with the output in scratch when the result is copied out at the end
   CallIo io_;
-  uint8_t* slots_ = nullptr;
-  float *acc_ = nullptr, *staged_ = nullptr, *loss_ = nullptr;
   bool started_ = false;
 };
 

@@ -88,7 +88,7 @@ struct RunArgs {
   float* residual = nullptr;
   /// Encode telemetry of this rank's call, or null.
   codec::EncodeStats* stats = nullptr;
-  /// Rotation of the contributions (block 0: none); see call_io.h.
+  /// Rotation of the contributions (block 0: none); see contribution.h.
   codec::RotationSpec rotation;
   /// With a guarded rotation (rotation.guard): set to whether any result of this rank's
   /// inverse rotations was NaN or Inf (every element of the output passes through one), when
@@ -128,7 +128,7 @@ struct PlanArgs {
   codec::WireSpec quantized;  ///< wire of the quantized phases
   bool f32_partials = false;  ///< unquantized RS hops carry f32 instead of the dtype
   /// The rotation block when the caller asked for a rotation explicitly, else 0: the ring then
-  /// cuts its shards on rotation blocks (call_io.h rotates whole segments).
+  /// cuts its shards on rotation blocks (contribution.h rotates whole segments).
   size_t rotation_block = 0;
 
   codec::WireSpec RawRs() const;  ///< the wire of an unquantized RS hop

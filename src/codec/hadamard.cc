@@ -40,7 +40,7 @@ namespace equarx::codec {
 namespace HWY_NAMESPACE {
 namespace {
 
-constexpr size_t kMaxRotBlock = 4096;
+using internal::kMaxRotBlock;
 
 // Whether every power-of-two piece of a block of length len has at least N elements.
 bool AllPiecesVectorised(size_t len, size_t n_lanes) { return (len & (n_lanes - 1)) == 0; }

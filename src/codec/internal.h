@@ -82,6 +82,11 @@ inline ScaleIo ScaleIoOf(const WireSpec& spec) {
 
 // ---- Two-level scales (codec.h, "Two-level scales") ------------------------------------------
 inline constexpr size_t kSubBlock = 8;
+
+// ---- Rotation --------------------------------------------------------------------------------
+/// The longest rotation block the kernels keep on the stack (the options' largest block); a
+/// longer one (the codec API takes any) runs the reference with a heap buffer.
+inline constexpr size_t kMaxRotBlock = 4096;
 /// Bytes of the sub-scale part of a segment of n elements (0 unless two-level).
 inline size_t SubScaleBytes(ScaleIo io, size_t n) {
   return io.two_level ? ((n + kSubBlock - 1) / kSubBlock + 1) / 2 : 0;

@@ -89,16 +89,18 @@ bool RotateForward(RotationSpec spec, DType src_type, const void* src, size_t n,
 bool RotateInverse(RotationSpec spec, const float* in, size_t n, uint64_t offset, DType dst_type,
                    void* dst) {
   const size_t B = spec.block;
-  std::vector<float> tmp(B);
+  float stack[internal::kMaxRotBlock];  // one block: a call allocates nothing, up to this size
+  std::vector<float> heap(B > internal::kMaxRotBlock ? B : 0);
+  float* tmp = heap.empty() ? stack : heap.data();
   bool nonfinite = false;
   for (size_t s = 0; s < n; s += B) {
     const size_t len = std::min(B, n - s);
     const uint64_t b = (offset + s) / B;
-    std::copy(in + s, in + s + len, tmp.begin());
+    std::copy(in + s, in + s + len, tmp);
     ForPieces(len, [&](size_t first, size_t p, int k) {
       const float scale = std::ldexp(1.0f, -((k + 1) / 2));
       for (size_t j = 0; j < p; ++j) tmp[first + j] *= scale;
-      Butterfly(tmp.data() + first, p);
+      Butterfly(tmp + first, p);
     });
     for (size_t j = 0; j < len; ++j) {
       const uint64_t w = RotationSignWord(spec.seed, b, uint32_t(j / 64));

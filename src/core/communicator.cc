@@ -41,7 +41,7 @@ struct Communicator::Impl {
   algo::AutoTables tables;
   algo::Resolved resolved;  // the current call's (reused: nothing allocated per call)
   algo::Scratch scratch;
-  algo::Scratch hier_scratch;  // algorithm hierarchical's own buffers (scratch: its inner calls)
+  algo::HierarchicalScratch hier_scratch;  // algorithm hierarchical's own (scratch: its inner calls)
   core::Exchange exchange;
   std::vector<uint64_t> peer_bytes;  // what each peer sent ahead of a refused call
   std::optional<algo::OneShotCall> ahead;  // a one_shot call started beside the exchange
@@ -113,7 +113,7 @@ CommStats Communicator::stats() const {
   CommStats s;
   s.bytes_sent = impl_->transport->bytes_sent();
   s.calls = impl_->calls;
-  s.scratch_bytes = impl_->scratch.capacity() + impl_->hier_scratch.capacity();
+  s.scratch_bytes = impl_->scratch.capacity() + impl_->hier_scratch.bytes.capacity();
   return s;
 }
 

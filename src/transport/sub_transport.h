@@ -6,8 +6,7 @@
 // byte count apply. Error messages name the parent's ranks.
 #pragma once
 
-#include <utility>
-#include <vector>
+#include <span>
 
 #include "transport/transport.h"
 
@@ -15,9 +14,10 @@ namespace equarx::transport {
 
 class SubTransport final : public Transport {
  public:
-  /// `members` are parent ranks, `me` the index of the parent's own rank among them.
-  SubTransport(Transport* parent, std::vector<int> members, int me)
-      : parent_(parent), members_(std::move(members)), me_(me) {}
+  /// `members` are parent ranks (they must outlive this object), `me` the index of the
+  /// parent's own rank among them.
+  SubTransport(Transport* parent, std::span<const int> members, int me)
+      : parent_(parent), members_(members), me_(me) {}
 
   int rank() const override { return me_; }
   int size() const override { return int(members_.size()); }
@@ -35,7 +35,7 @@ class SubTransport final : public Transport {
 
  private:
   Transport* parent_;
-  std::vector<int> members_;
+  std::span<const int> members_;
   int me_;
 };
 

@@ -46,7 +46,8 @@ Outcome RunResolved(const algo::Resolved& r, const std::vector<Buffer>& in, size
   for (size_t q = 0; q < n; ++q)
     threads.emplace_back([&, q] {
       auto t = transport::CreateInprocTransport(fabric, int(q));
-      algo::Scratch scratch, own;
+      algo::Scratch scratch;
+      algo::HierarchicalScratch own;
       algo::RunArgs a;
       a.transport = t.get();
       a.dtype = in[q].dtype;
@@ -62,7 +63,7 @@ Outcome RunResolved(const algo::Resolved& r, const std::vector<Buffer>& in, size
       o.status[q] = r.hierarchical ? algo::ExecuteHierarchical(r, a, &scratch, &own)
                                    : algo::Execute(r.plan, a, &scratch);
       o.bytes[q] = t->bytes_sent();
-      o.scratch[q] = scratch.capacity() + own.capacity();
+      o.scratch[q] = scratch.capacity() + own.bytes.capacity();
     });
   for (auto& t : threads) t.join();
   return o;
