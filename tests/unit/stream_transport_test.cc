@@ -296,21 +296,18 @@ TEST_P(Stream, AFailedCommunicatorTellsTheGroupAtOnce) {
   MeshOk(3, &t);
   std::vector<std::unique_ptr<Communicator>> c;
   for (auto& x : t) c.push_back(std::make_unique<Communicator>(std::move(x)));
-  std::vector<Status> st(3);
   std::vector<double> ms(3);
-  std::vector<std::thread> th;
-  for (int r = 0; r < 3; ++r)
-    th.emplace_back([&, r] {
-      if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-      std::vector<float> x(4096, 1.0f), y(4096);
-      AllReduceOptions o;
-      o.algorithm = Algorithm::kRing;
-      o.timeout_ms = r == 2 ? 10000 : 300;
-      const auto t0 = Clock::now();
-      st[size_t(r)] = c[size_t(r)]->AllReduce(x.data(), y.data(), x.size(), DType::kFloat32, o);
-      ms[size_t(r)] = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    });
-  for (auto& x : th) x.join();
+  const std::vector<Status> st = tools::RunOnRanks(3, [&](int r) {
+    if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    std::vector<float> x(4096, 1.0f), y(4096);
+    AllReduceOptions o;
+    o.algorithm = Algorithm::kRing;
+    o.timeout_ms = r == 2 ? 10000 : 300;
+    const auto t0 = Clock::now();
+    const Status s = c[size_t(r)]->AllReduce(x.data(), y.data(), x.size(), DType::kFloat32, o);
+    ms[size_t(r)] = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return s;
+  });
   for (int r : {0, 1}) {
     EXPECT_FALSE(st[size_t(r)].ok());
     EXPECT_LT(ms[size_t(r)], 2000.0) << r;
@@ -393,7 +390,7 @@ TEST_P(Stream, AllReduceIsBitwiseEqualToInProcess) {
     std::vector<std::vector<float>> out_s(n), out_i(n);
     auto run = [&](std::vector<std::unique_ptr<Communicator>>& comms,
                    std::vector<std::vector<float>>& out) {
-      return testing::RunRanks(comms, [&](Communicator& c) {
+      return tools::RunOnRanks(comms, [&](Communicator& c) {
         std::vector<float> x(count);
         for (size_t i = 0; i < count; ++i) x[i] = float(std::sin(0.001 * double(i) * (c.rank() + 1)));
         out[size_t(c.rank())].resize(count);
@@ -434,7 +431,7 @@ TEST(HostLayout, FoundByTheHostPathAndTheDefaultOfRanksPerHost) {
   for (auto& x : t) comms.push_back(std::make_unique<Communicator>(std::move(x)));
   const size_t count = 100003;
   auto run = [&](uint32_t ranks_per_host, std::vector<std::vector<float>>* out, std::vector<uint64_t>* sent) {
-    return testing::RunRanks(comms, [&, ranks_per_host](Communicator& c) {
+    return tools::RunOnRanks(comms, [&, ranks_per_host](Communicator& c) {
       std::vector<float> x(count);
       for (size_t i = 0; i < count; ++i) x[i] = float(std::sin(0.001 * double(i) * (c.rank() + 1)));
       (*out)[size_t(c.rank())].resize(count);
