@@ -16,9 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // bytes long, so any read past the end is caught.
   std::vector<uint8_t> image(data, data + size);
   GgufFile f;
-  std::string error;
-  if (!f.OpenBytes(image.data(), image.size(), &error)) {
-    if (error.empty()) equarx::fuzz::Fail("rejected without a message");
+  if (const equarx::Status st = f.OpenBytes(image.data(), image.size()); !st.ok()) {
+    if (st.message().empty()) equarx::fuzz::Fail("rejected without a message");
     return 0;
   }
   for (const GgufTensor& t : f.tensors()) {
@@ -32,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (elems / be * bb != t.bytes) equarx::fuzz::Fail("tensor bytes do not match its dims");
   }
   Tokenizer tok;
-  if (!tok.Load(f, &error)) return 0;
+  if (!tok.Load(f).ok()) return 0;
   const std::string text = "Hello  world\n\tthe  end <0x41>\xE2\x96\x81\xF0\x9F\x98\x80";
   for (int32_t id : tok.Encode(text))
     if (id < 0 || size_t(id) >= tok.vocab_size()) equarx::fuzz::Fail("token id outside the vocabulary");

@@ -31,26 +31,27 @@ namespace {
 // The reduce configurations the flags ask for: the product of the option lists and dtypes,
 // for the equarx backend; one per dtype for MPI_Allreduce (which takes no options). The app's
 // default algorithm is the unquantized ring.
-bool ReduceConfigs(const Args& a, std::vector<ReduceConfig>* out, std::string* error) {
+equarx::Status ReduceConfigs(const Args& a, std::vector<ReduceConfig>* out) {
   equarx::AllReduceOptions base;
   base.algorithm = equarx::Algorithm::kRing;
   std::vector<bool> bf16;
   for (const std::string& d : Split(a.dtypes, ',')) {
-    if (d != "f32" && d != "bf16") { *error = "--dtype: expected f32 or bf16, got '" + d + "'"; return false; }
+    if (d != "f32" && d != "bf16") return equarx::InvalidArgument("--dtype: expected f32 or bf16, got '" + d + "'");
     bf16.push_back(d == "bf16");
   }
-  if (bf16.empty()) { *error = "--dtype is empty"; return false; }
+  if (bf16.empty()) return equarx::InvalidArgument("--dtype is empty");
   std::vector<bool> mpi;
   for (const std::string& b : Split(a.allreduce, ',')) {
-    if (b != "equarx" && b != "mpi") { *error = "--allreduce: expected equarx or mpi, got '" + b + "'"; return false; }
+    if (b != "equarx" && b != "mpi")
+      return equarx::InvalidArgument("--allreduce: expected equarx or mpi, got '" + b + "'");
     mpi.push_back(b == "mpi");
   }
-  if (mpi.empty()) { *error = "--allreduce is empty"; return false; }
+  if (mpi.empty()) return equarx::InvalidArgument("--allreduce is empty");
   out->clear();
   for (bool use_mpi : mpi) {
     const auto options = use_mpi ? std::vector<equarx::AllReduceOptions>{base} : a.flags->Expand(base);
     for (const equarx::AllReduceOptions& o : options) {
-      if (equarx::Status st = equarx::CheckOptions(o); !st.ok()) { *error = st.message(); return false; }
+      EQUARX_RETURN_IF_ERROR(equarx::CheckOptions(o));
       for (bool b : bf16) {
         ReduceConfig rc;
         rc.options = o;
@@ -60,18 +61,20 @@ bool ReduceConfigs(const Args& a, std::vector<ReduceConfig>* out, std::string* e
       }
     }
   }
-  return true;
+  return equarx::Status::Ok();
 }
 
 }  // namespace
 
 bool LoadModel(const Args& a, Loaded* m) {
-  std::string err;
   std::string path = !a.model.empty() ? a.model
                      : std::getenv("EQUARX_GEMMA3_MODEL") ? std::getenv("EQUARX_GEMMA3_MODEL") : "";
   if (path.empty()) { std::fprintf(stderr, "--model GGUF is required (see scripts/fetch_model.sh)\n"); return false; }
-  if (!m->file.Open(path, &err) || !m->config.Read(m->file, &err) || !m->tok.Load(m->file, &err)) {
-    std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
+  equarx::Status st = m->file.Open(path);
+  if (st.ok()) st = m->config.Read(m->file);
+  if (st.ok()) st = m->tok.Load(m->file);
+  if (!st.ok()) {
+    std::fprintf(stderr, "equarx-gemma3: %s\n", st.message().c_str());
     return false;
   }
   return true;
@@ -80,13 +83,13 @@ bool LoadModel(const Args& a, Loaded* m) {
 std::optional<int> LoadModelAndConfigs(const Args& a, Loaded* m, std::vector<ReduceConfig>* configs,
                                        bool under_mpirun) {
   if (!LoadModel(a, m)) return 1;
-  std::string err;
-  const bool ok = ReduceConfigs(a, configs, &err);
-  if (ok && !under_mpirun)
+  equarx::Status st = ReduceConfigs(a, configs);
+  if (st.ok() && !under_mpirun)
     for (const ReduceConfig& rc : *configs)
-      if (rc.mpi_allreduce) err = "--allreduce mpi sums with MPI_Allreduce, one rank per process: run under mpirun";
-  if (!ok || !err.empty()) {
-    std::fprintf(stderr, "equarx-gemma3 %s: %s\n", a.command.c_str(), err.c_str());
+      if (rc.mpi_allreduce)
+        st = equarx::InvalidArgument("--allreduce mpi sums with MPI_Allreduce, one rank per process: run under mpirun");
+  if (!st.ok()) {
+    std::fprintf(stderr, "equarx-gemma3 %s: %s\n", a.command.c_str(), st.message().c_str());
     return 2;
   }
   return std::nullopt;
@@ -94,7 +97,6 @@ std::optional<int> LoadModelAndConfigs(const Args& a, Loaded* m, std::vector<Red
 
 std::unique_ptr<Runner> MakeRunner(const Args& a, const Loaded& m, equarx::tools::World* mpi,
                                    int default_tp, int* status) {
-  std::string err;
   if (mpi) {
     if (a.Given("tp") && int(a.tp) != mpi->size()) {
       if (mpi->rank() == 0)
@@ -103,8 +105,8 @@ std::unique_ptr<Runner> MakeRunner(const Args& a, const Loaded& m, equarx::tools
       return nullptr;
     }
     auto r = std::make_unique<MpiRunner>();
-    if (!r->Load(m.file, m.config, static_cast<int>(a.threads), mpi, &err)) {
-      std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
+    if (const equarx::Status st = r->Load(m.file, m.config, static_cast<int>(a.threads), mpi); !st.ok()) {
+      std::fprintf(stderr, "equarx-gemma3: %s\n", st.message().c_str());
       *status = 1;
       return nullptr;
     }
@@ -116,8 +118,8 @@ std::unique_ptr<Runner> MakeRunner(const Args& a, const Loaded& m, equarx::tools
     return nullptr;
   }
   auto r = std::make_unique<InProcessRunner>();
-  if (!r->Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : default_tp, &err)) {
-    std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
+  if (const equarx::Status st = r->Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : default_tp); !st.ok()) {
+    std::fprintf(stderr, "equarx-gemma3: %s\n", st.message().c_str());
     *status = 1;
     return nullptr;
   }

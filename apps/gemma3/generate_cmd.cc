@@ -184,9 +184,8 @@ int CmdGenerate(const Args& a, equarx::tools::World* mpi) {
   int status = 0;
   const std::unique_ptr<Runner> runner = MakeRunner(a, m, mpi, 1, &status);
   if (!runner) return status;
-  std::string err;
-  if (!runner->LoadHead(&err)) {
-    std::fprintf(stderr, "equarx-gemma3: %s\n", err.c_str());
+  if (const equarx::Status st = runner->LoadHead(); !st.ok()) {
+    std::fprintf(stderr, "equarx-gemma3: %s\n", st.message().c_str());
     return 1;
   }
   if (root)
@@ -202,7 +201,8 @@ int CmdGenerate(const Args& a, equarx::tools::World* mpi) {
     if (root) {
       InProcessRunner one;
       ReduceConfig none;
-      if (!one.Load(m.file, m.config, 1, &err) || !one.LoadHead(&err)) st = equarx::Internal(err);
+      st = one.Load(m.file, m.config, 1);
+      if (st.ok()) st = one.LoadHead();
       if (st.ok()) st = one.Generate(prompt, N, none, a.warmup, &exact);
       if (!st.ok()) std::fprintf(stderr, "equarx-gemma3 generate: the exact run: %s\n", st.ToString().c_str());
       Row row;

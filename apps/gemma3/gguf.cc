@@ -139,82 +139,85 @@ GgufFile::~GgufFile() {
   if (map_) munmap(map_, size_);
 }
 
-bool GgufFile::Open(const std::string& path, std::string* error) {
+equarx::Status GgufFile::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) { *error = "cannot open " + path; return false; }
+  if (fd < 0) return equarx::IoError("cannot open " + path);
   struct stat st {};
-  if (fstat(fd, &st) != 0 || st.st_size < 24) { ::close(fd); *error = path + ": too small"; return false; }
+  if (fstat(fd, &st) != 0 || st.st_size < 24) {
+    ::close(fd);
+    return equarx::InvalidArgument(path + ": too small");
+  }
   size_ = static_cast<size_t>(st.st_size);
   map_ = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (map_ == MAP_FAILED) { map_ = nullptr; *error = "mmap failed: " + path; return false; }
-  return Parse(static_cast<const uint8_t*>(map_), size_, path, error);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    return equarx::IoError("mmap failed: " + path);
+  }
+  return Parse(static_cast<const uint8_t*>(map_), size_, path);
 }
 
-bool GgufFile::OpenBytes(const uint8_t* data, size_t size, std::string* error) {
-  if (size < 24) { *error = "memory: too small"; return false; }
-  return Parse(data, size, "memory", error);
+equarx::Status GgufFile::OpenBytes(const uint8_t* data, size_t size) {
+  if (size < 24) return equarx::InvalidArgument("memory: too small");
+  return Parse(data, size, "memory");
 }
 
-bool GgufFile::Parse(const uint8_t* base, size_t size, const std::string& name, std::string* error) {
+equarx::Status GgufFile::Parse(const uint8_t* base, size_t size, const std::string& name) {
   Cursor c{base, size};
   char magic[4] = {};
   c.Take(magic, 4);
-  if (std::memcmp(magic, "GGUF", 4) != 0) { *error = name + ": not a GGUF file"; return false; }
+  if (std::memcmp(magic, "GGUF", 4) != 0) return equarx::InvalidArgument(name + ": not a GGUF file");
   version_ = c.Get<uint32_t>();
-  if (version_ < 2 || version_ > 3) { *error = "unsupported GGUF version " + std::to_string(version_); return false; }
+  if (version_ < 2 || version_ > 3) return equarx::Unsupported("unsupported GGUF version " + std::to_string(version_));
   uint64_t n_tensors = c.Get<uint64_t>();
   uint64_t n_kv = c.Get<uint64_t>();
   for (uint64_t k = 0; k < n_kv && c.ok; ++k) {
     std::string key = c.Str();
     uint32_t type = c.Get<uint32_t>();
     GgufValue v;
-    if (!ReadValue(c, type, &v, 0)) { *error = "bad metadata value for " + key; return false; }
+    if (!ReadValue(c, type, &v, 0)) return equarx::InvalidArgument("bad metadata value for " + key);
     kv_[key] = std::move(v);
   }
-  if (n_tensors > size / 8) { *error = "implausible tensor count"; return false; }
+  if (n_tensors > size / 8) return equarx::InvalidArgument("implausible tensor count");
   tensors_.resize(n_tensors);
   for (auto& t : tensors_) {
     t.name = c.Str();
     uint32_t nd = c.Get<uint32_t>();
-    if (nd > 4) { *error = "tensor " + t.name + ": too many dims"; return false; }
+    if (nd > 4) return equarx::InvalidArgument("tensor " + t.name + ": too many dims");
     t.dims.resize(nd);
     for (auto& d : t.dims) d = c.Get<uint64_t>();
     t.type = c.Get<uint32_t>();
     t.offset = c.Get<uint64_t>();
   }
-  if (!c.ok) { *error = name + ": truncated header"; return false; }
+  if (!c.ok) return equarx::InvalidArgument(name + ": truncated header");
   uint64_t align = static_cast<uint64_t>(GetInt("general.alignment", 32));
   if (align == 0) align = 32;
   // Offsets and the alignment come from the file: every sum below is checked against the size
   // first, so none can wrap around (an offset near 2^64 did: found by fuzz/gguf_fuzz.cc).
-  if (align > size) { *error = name + ": alignment " + std::to_string(align) + " larger than the file"; return false; }
+  if (align > size)
+    return equarx::InvalidArgument(name + ": alignment " + std::to_string(align) + " larger than the file");
   const size_t data_start = (c.pos + align - 1) / align * align;
-  if (data_start > size) { *error = name + ": data section starts past the end"; return false; }
+  if (data_start > size) return equarx::InvalidArgument(name + ": data section starts past the end");
   for (size_t k = 0; k < tensors_.size(); ++k) {
     auto& t = tensors_[k];
     size_t be, bb;
-    if (!GgmlTypeBlock(t.type, &be, &bb)) {
-      *error = "tensor " + t.name + ": unsupported type " + std::to_string(t.type);
-      return false;
-    }
-    if (t.dims.empty() || t.dims[0] % be != 0) { *error = "tensor " + t.name + ": bad row size"; return false; }
+    if (!GgmlTypeBlock(t.type, &be, &bb))
+      return equarx::Unsupported("tensor " + t.name + ": unsupported type " + std::to_string(t.type));
+    if (t.dims.empty() || t.dims[0] % be != 0) return equarx::InvalidArgument("tensor " + t.name + ": bad row size");
     // Neither the element count nor the byte size may wrap around 2^64: a hostile file's dims
     // would otherwise size the tensor smaller than they say (found by fuzz/gguf_fuzz.cc).
     uint64_t elements = 1, bytes = 0;
     bool overflow = false;
     for (uint64_t d : t.dims) overflow |= __builtin_mul_overflow(elements, d, &elements);
     overflow |= __builtin_mul_overflow(elements / be, uint64_t(bb), &bytes);
-    if (overflow) { *error = "tensor " + t.name + ": size overflows"; return false; }
+    if (overflow) return equarx::InvalidArgument("tensor " + t.name + ": size overflows");
     t.bytes = bytes;
-    if (t.offset > size - data_start || t.bytes > size - data_start - t.offset) {
-      *error = "tensor " + t.name + ": data outside the file";
-      return false;
-    }
+    if (t.offset > size - data_start || t.bytes > size - data_start - t.offset)
+      return equarx::InvalidArgument("tensor " + t.name + ": data outside the file");
     t.data = base + data_start + t.offset;
     index_[t.name] = k;
   }
-  return true;
+  return equarx::Status::Ok();
 }
 
 const GgufValue* GgufFile::Find(const std::string& key) const {
@@ -274,13 +277,13 @@ void GgufWriter::AddTensor(const std::string& name, std::vector<uint64_t> dims, 
   tensors_.push_back({name, std::move(dims), type, std::move(raw)});
 }
 
-bool GgufWriter::Write(const std::string& path, std::string* error) const {
+equarx::Status GgufWriter::Write(const std::string& path) const {
   std::vector<uint8_t> out;
   Serialize(&out);
   std::ofstream f(path, std::ios::binary);
   f.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
-  if (!f) { *error = "cannot write " + path; return false; }
-  return true;
+  if (!f) return equarx::IoError("cannot write " + path);
+  return equarx::Status::Ok();
 }
 
 void GgufWriter::Serialize(std::vector<uint8_t>* image) const {

@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "equarx/status.h"
+
 namespace gemma3 {
 
 /// ggml tensor types this app knows (values as in the GGUF format).
@@ -55,11 +57,12 @@ class GgufFile {
   GgufFile(const GgufFile&) = delete;
   GgufFile& operator=(const GgufFile&) = delete;
 
-  /// Maps and parses `path`; returns false with a message in *error on any failure.
-  bool Open(const std::string& path, std::string* error);
+  /// Maps and parses `path`: kIoError if it cannot be read, kInvalidArgument (kUnsupported)
+  /// for a malformed (unsupported) file.
+  equarx::Status Open(const std::string& path);
   /// Parses an image in memory, which the caller keeps alive as long as this object (tensor
   /// data points into it). For tests and the fuzz harness (fuzz/gguf_fuzz.cc).
-  bool OpenBytes(const uint8_t* data, size_t size, std::string* error);
+  equarx::Status OpenBytes(const uint8_t* data, size_t size);
 
   const GgufValue* Find(const std::string& key) const;
   int64_t GetInt(const std::string& key, int64_t fallback) const;
@@ -70,7 +73,7 @@ class GgufFile {
   uint32_t version() const { return version_; }
 
  private:
-  bool Parse(const uint8_t* base, size_t size, const std::string& name, std::string* error);
+  equarx::Status Parse(const uint8_t* base, size_t size, const std::string& name);
   void* map_ = nullptr;
   size_t size_ = 0;
   uint32_t version_ = 0;
@@ -92,7 +95,7 @@ class GgufWriter {
   /// `raw` holds the encoded blocks of `type` (size must match dims).
   void AddTensor(const std::string& name, std::vector<uint64_t> dims, uint32_t type,
                  std::vector<uint8_t> raw);
-  bool Write(const std::string& path, std::string* error) const;
+  equarx::Status Write(const std::string& path) const;
   /// The file's bytes, as Write would write them.
   void Serialize(std::vector<uint8_t>* image) const;
 

@@ -122,6 +122,12 @@ int ParseArgs(int argc, char** argv, Args* a, bool* stop) {
   return 0;
 }
 
+// A failed load or forward pass: its message on stderr, exit status 1.
+int Fail(const equarx::Status& st) {
+  std::fprintf(stderr, "%s\n", st.message().c_str());
+  return 1;
+}
+
 // The configurations of the quality table.
 std::vector<ReduceConfig> Sweep(const ReduceConfig& base) {
   std::vector<ReduceConfig> out;
@@ -170,18 +176,15 @@ int CmdLogits(const Args& a) {
   std::vector<ReduceConfig> rcs;
   if (const auto status = LoadModelAndConfigs(a, &m, &rcs)) return *status;
   const ReduceConfig rc = rcs.front();
-  std::string err;
   InProcessRunner run;
   LmHead head;
-  if (!run.Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : 1, &err) ||
-      !head.Load(m.file, m.config, HardwareThreads(), &err)) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 1;
-  }
+  equarx::Status load = run.Load(m.file, m.config, a.tp ? static_cast<int>(a.tp) : 1);
+  if (load.ok()) load = head.Load(m.file, m.config, HardwareThreads());
+  if (!load.ok()) return Fail(load);
   auto ids = m.tok.Encode(a.prompt);
   std::vector<float> hidden;
   RunStats st;
-  if (!run.Forward(ids, rc, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+  if (const equarx::Status fw = run.Forward(ids, rc, &hidden, &st); !fw.ok()) return Fail(fw);
   std::vector<float> logits(head.vocab());
   head.Logits(hidden.data() + (ids.size() - 1) * m.config.d_model, 1, logits.data(), 1);
   std::vector<int> order(logits.size());
@@ -201,7 +204,6 @@ int CmdEval(const Args& a) {
   Loaded m;
   std::vector<ReduceConfig> configs;
   if (const auto status = LoadModelAndConfigs(a, &m, &configs)) return *status;
-  std::string err;
   if (a.sweep) configs = Sweep(configs.front());
   if (a.baselines) {  // the unquantized rings first: f32 (float noise) and bf16 (the paper's baseline)
     ReduceConfig ring;
@@ -219,11 +221,10 @@ int CmdEval(const Args& a) {
   InProcessRunner exact_run, run;
   LmHead head;
   const int hw = HardwareThreads();
-  if (!exact_run.Load(m.file, m.config, 1, &err) || !run.Load(m.file, m.config, tp, &err) ||
-      !head.Load(m.file, m.config, hw, &err)) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 1;
-  }
+  equarx::Status load = exact_run.Load(m.file, m.config, 1);
+  if (load.ok()) load = run.Load(m.file, m.config, tp);
+  if (load.ok()) load = head.Load(m.file, m.config, hw);
+  if (!load.ok()) return Fail(load);
   std::vector<QualityAccum> acc(configs.size());
   std::vector<char> agree(configs.size(), 1);
   auto texts = Split(a.text, ',');
@@ -239,7 +240,7 @@ int CmdEval(const Args& a) {
       std::vector<float> hidden;
       RunStats st;
       ReduceConfig none;
-      if (!exact_run.Forward(ids, none, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+      if (const equarx::Status fw = exact_run.Forward(ids, none, &hidden, &st); !fw.ok()) return Fail(fw);
       ExactChunk exact;
       ComputeExact(head, hidden, ids, hw, &exact);
       if (!a.dump_dir.empty()) {  // the operands of the unquantized f32 ring, one file per rank
@@ -247,11 +248,11 @@ int CmdEval(const Args& a) {
         dump.options.algorithm = equarx::Algorithm::kRing;
         dump.dump_prefix = a.dump_dir + "/chunk" + std::to_string(total_chunks) + "_";
         dump.dump_layers = dump_layers;
-        if (!run.Forward(ids, dump, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+        if (const equarx::Status fw = run.Forward(ids, dump, &hidden, &st); !fw.ok()) return Fail(fw);
       }
       for (size_t i = 0; i < configs.size(); ++i) {
         const ReduceConfig& rc = configs[i];
-        if (!run.Forward(ids, rc, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+        if (const equarx::Status fw = run.Forward(ids, rc, &hidden, &st); !fw.ok()) return Fail(fw);
         agree[i] &= st.ranks_agree;
         CompareRun(head, exact, hidden, hw, &acc[i]);
       }
@@ -313,7 +314,6 @@ int CmdBench(const Args& a, equarx::tools::World* mpi) {
   Loaded m;
   std::vector<ReduceConfig> configs;
   if (const auto status = LoadModelAndConfigs(a, &m, &configs, mpi != nullptr)) return *status;
-  std::string err;
   const ReduceConfig base = configs.front();
   const int reps = static_cast<int>(a.reps);
   if (reps < 1) { std::fprintf(stderr, "--reps must be at least 1\n"); return 2; }
@@ -358,7 +358,7 @@ int CmdBench(const Args& a, equarx::tools::World* mpi) {
       std::vector<float> hidden;
       for (int r = 0; r <= reps; ++r) {
         RunStats st;
-        if (!runner->Forward(ids, rc, &hidden, &st, &err)) { std::fprintf(stderr, "%s\n", err.c_str()); return 1; }
+        if (const equarx::Status fw = runner->Forward(ids, rc, &hidden, &st); !fw.ok()) return Fail(fw);
         if (r == 0) continue;  // warm-up
         total.push_back(st.total_s);
         reduce.push_back(st.reduce_s);

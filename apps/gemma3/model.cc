@@ -73,9 +73,9 @@ float GeluTanh(float x) {
 
 }  // namespace
 
-bool Config::Read(const GgufFile& f, std::string* error) {
+equarx::Status Config::Read(const GgufFile& f) {
   arch = f.GetString("general.architecture", "");
-  if (arch != "gemma3") { *error = "not a gemma3 model (architecture '" + arch + "')"; return false; }
+  if (arch != "gemma3") return equarx::InvalidArgument("not a gemma3 model (architecture '" + arch + "')");
   auto key = [&](const char* k) { return arch + "." + k; };
   d_model = static_cast<int>(f.GetInt(key("embedding_length"), 0));
   n_layers = static_cast<int>(f.GetInt(key("block_count"), 0));
@@ -95,16 +95,12 @@ bool Config::Read(const GgufFile& f, std::string* error) {
   final_softcap = static_cast<float>(f.GetFloat(key("final_logit_softcapping"), 0));
   const GgufTensor* emb = f.Tensor("token_embd.weight");
   vocab = emb && emb->dims.size() == 2 ? static_cast<int>(emb->dims[1]) : 0;
-  if (f.Find(key("rope.scaling.type")) && f.GetString(key("rope.scaling.type"), "none") != "none") {
-    *error = "rope scaling is not supported";
-    return false;
-  }
+  if (f.Find(key("rope.scaling.type")) && f.GetString(key("rope.scaling.type"), "none") != "none")
+    return equarx::Unsupported("rope scaling is not supported");
   if (d_model <= 0 || n_layers <= 0 || d_ff <= 0 || n_heads <= 0 || n_kv_heads <= 0 ||
-      head_dim <= 0 || head_dim % 2 || vdim != head_dim || n_heads % n_kv_heads || vocab <= 0) {
-    *error = "incomplete or unsupported gemma3 hyper-parameters";
-    return false;
-  }
-  return true;
+      head_dim <= 0 || head_dim % 2 || vdim != head_dim || n_heads % n_kv_heads || vocab <= 0)
+    return equarx::InvalidArgument("incomplete or unsupported gemma3 hyper-parameters");
+  return equarx::Status::Ok();
 }
 
 Shard Shard::Make(const Config& c, int rank, int ranks) {
@@ -124,28 +120,22 @@ Shard Shard::Make(const Config& c, int rank, int ranks) {
   return s;
 }
 
-bool ReadVector(const GgufFile& f, const std::string& name, size_t n, std::vector<float>* out,
-                std::string* error) {
+equarx::Status ReadVector(const GgufFile& f, const std::string& name, size_t n, std::vector<float>* out) {
   const GgufTensor* t = f.Tensor(name);
-  if (!t || t->elements() != n) { *error = "missing or mis-sized tensor " + name; return false; }
+  if (!t || t->elements() != n) return equarx::InvalidArgument("missing or mis-sized tensor " + name);
   out->resize(n);
-  if (!Dequantize(t->type, t->data, n, out->data())) { *error = "cannot decode " + name; return false; }
-  return true;
+  if (!Dequantize(t->type, t->data, n, out->data())) return equarx::InvalidArgument("cannot decode " + name);
+  return equarx::Status::Ok();
 }
 
-bool PackTensor(const GgufTensor& t, size_t r0, size_t r1, size_t c0, size_t c1,
-                PackedMatrix* out, std::string* error, int threads) {
-  if (t.dims.size() != 2 || r1 > t.dims[1] || c1 > t.dims[0] || r0 > r1 || c0 > c1) {
-    *error = "tensor " + t.name + ": bad shape for the requested slice";
-    return false;
-  }
+equarx::Status PackTensor(const GgufTensor& t, size_t r0, size_t r1, size_t c0, size_t c1,
+                          PackedMatrix* out, int threads) {
+  if (t.dims.size() != 2 || r1 > t.dims[1] || c1 > t.dims[0] || r0 > r1 || c0 > c1)
+    return equarx::InvalidArgument("tensor " + t.name + ": bad shape for the requested slice");
   size_t be, bb;
   GgmlTypeBlock(t.type, &be, &bb);
   size_t cols = t.dims[0], row_bytes = cols / be * bb, k = c1 - c0;
-  if (!PackedAlloc(r1 - r0, k, out)) {
-    *error = "out of memory for tensor " + t.name;
-    return false;
-  }
+  if (!PackedAlloc(r1 - r0, k, out)) return equarx::InvalidArgument("out of memory for tensor " + t.name);
   bool ok = true;
   ParallelFor(out->panels, threads, [&](size_t p0, size_t p1) {
     std::vector<float> row(cols);
@@ -162,52 +152,50 @@ bool PackTensor(const GgufTensor& t, size_t r0, size_t r1, size_t c0, size_t c1,
       }
     }
   });
-  if (!ok) *error = "cannot decode " + t.name;
-  return ok;
+  if (!ok) return equarx::InvalidArgument("cannot decode " + t.name);
+  return equarx::Status::Ok();
 }
 
-bool RankModel::Load(const GgufFile& file, const Config& config, int rank, int ranks,
-                     std::string* error) {
+equarx::Status RankModel::Load(const GgufFile& file, const Config& config, int rank, int ranks) {
   cfg_ = config;
   shard_ = Shard::Make(config, rank, ranks);
   file_ = &file;
   embed_ = file.Tensor("token_embd.weight");
-  if (!embed_ || embed_->dims[0] != static_cast<uint64_t>(cfg_.d_model)) {
-    *error = "missing token_embd.weight";
-    return false;
-  }
+  if (!embed_ || embed_->dims[0] != static_cast<uint64_t>(cfg_.d_model))
+    return equarx::InvalidArgument("missing token_embd.weight");
   const size_t d = cfg_.d_model, hd = cfg_.head_dim;
-  if (!ReadVector(file, "output_norm.weight", d, &out_norm_, error)) return false;
+  EQUARX_RETURN_IF_ERROR(ReadVector(file, "output_norm.weight", d, &out_norm_));
   layers_.resize(cfg_.n_layers);
   for (int l = 0; l < cfg_.n_layers; ++l) {
     Layer& L = layers_[l];
-    std::string p = "blk." + std::to_string(l) + ".";
+    std::string p = "blk." + std::to_string(l) + ".", missing;
     auto mat = [&](const char* name) -> const GgufTensor* {
       const GgufTensor* t = file.Tensor(p + name);
-      if (!t) *error = "missing tensor " + p + name;
+      if (!t) missing = p + name;  // the last one missing is the one reported
       return t;
     };
-    if (!ReadVector(file, p + "attn_norm.weight", d, &L.attn_norm, error) ||
-        !ReadVector(file, p + "attn_q_norm.weight", hd, &L.q_norm, error) ||
-        !ReadVector(file, p + "attn_k_norm.weight", hd, &L.k_norm, error) ||
-        !ReadVector(file, p + "post_attention_norm.weight", d, &L.post_attn_norm, error) ||
-        !ReadVector(file, p + "ffn_norm.weight", d, &L.ffn_norm, error) ||
-        !ReadVector(file, p + "post_ffw_norm.weight", d, &L.post_ffw_norm, error))
-      return false;
+    EQUARX_RETURN_IF_ERROR(ReadVector(file, p + "attn_norm.weight", d, &L.attn_norm));
+    EQUARX_RETURN_IF_ERROR(ReadVector(file, p + "attn_q_norm.weight", hd, &L.q_norm));
+    EQUARX_RETURN_IF_ERROR(ReadVector(file, p + "attn_k_norm.weight", hd, &L.k_norm));
+    EQUARX_RETURN_IF_ERROR(ReadVector(file, p + "post_attention_norm.weight", d, &L.post_attn_norm));
+    EQUARX_RETURN_IF_ERROR(ReadVector(file, p + "ffn_norm.weight", d, &L.ffn_norm));
+    EQUARX_RETURN_IF_ERROR(ReadVector(file, p + "post_ffw_norm.weight", d, &L.post_ffw_norm));
     const GgufTensor *q = mat("attn_q.weight"), *k = mat("attn_k.weight"), *v = mat("attn_v.weight"),
                      *o = mat("attn_output.weight"), *g = mat("ffn_gate.weight"),
                      *u = mat("ffn_up.weight"), *dn = mat("ffn_down.weight");
-    if (!q || !k || !v || !o || !g || !u || !dn) return false;
+    if (!q || !k || !v || !o || !g || !u || !dn) return equarx::InvalidArgument("missing tensor " + missing);
     size_t h0 = shard_.head_begin * hd, h1 = shard_.head_end * hd;
     size_t kv0 = shard_.kv_begin * hd, kv1 = shard_.kv_end * hd;
     size_t f0 = shard_.ff_begin, f1 = shard_.ff_end;
-    if (!PackTensor(*q, h0, h1, 0, d, &L.wq, error) || !PackTensor(*k, kv0, kv1, 0, d, &L.wk, error) ||
-        !PackTensor(*v, kv0, kv1, 0, d, &L.wv, error) || !PackTensor(*o, 0, d, h0, h1, &L.wo, error) ||
-        !PackTensor(*g, f0, f1, 0, d, &L.gate, error) || !PackTensor(*u, f0, f1, 0, d, &L.up, error) ||
-        !PackTensor(*dn, 0, d, f0, f1, &L.down, error))
-      return false;
+    EQUARX_RETURN_IF_ERROR(PackTensor(*q, h0, h1, 0, d, &L.wq));
+    EQUARX_RETURN_IF_ERROR(PackTensor(*k, kv0, kv1, 0, d, &L.wk));
+    EQUARX_RETURN_IF_ERROR(PackTensor(*v, kv0, kv1, 0, d, &L.wv));
+    EQUARX_RETURN_IF_ERROR(PackTensor(*o, 0, d, h0, h1, &L.wo));
+    EQUARX_RETURN_IF_ERROR(PackTensor(*g, f0, f1, 0, d, &L.gate));
+    EQUARX_RETURN_IF_ERROR(PackTensor(*u, f0, f1, 0, d, &L.up));
+    EQUARX_RETURN_IF_ERROR(PackTensor(*dn, 0, d, f0, f1, &L.down));
   }
-  return true;
+  return equarx::Status::Ok();
 }
 
 bool RankModel::InitCache(size_t capacity, KvCache* cache) const {
@@ -366,18 +354,17 @@ bool RankModel::Step(const int32_t* tokens, size_t T, KvCache* cache, Workspace*
   return true;
 }
 
-bool LmHead::Load(const GgufFile& file, const Config& config, int threads, std::string* error) {
-  return LoadSlice(file, config, 0, static_cast<size_t>(config.vocab), threads, error);
+equarx::Status LmHead::Load(const GgufFile& file, const Config& config, int threads) {
+  return LoadSlice(file, config, 0, static_cast<size_t>(config.vocab), threads);
 }
 
-bool LmHead::LoadSlice(const GgufFile& file, const Config& config, size_t v0, size_t v1, int threads,
-                       std::string* error) {
+equarx::Status LmHead::LoadSlice(const GgufFile& file, const Config& config, size_t v0, size_t v1, int threads) {
   const GgufTensor* t = file.Tensor("output.weight");
   if (!t) t = file.Tensor("token_embd.weight");  // tied
-  if (!t) { *error = "no output projection"; return false; }
+  if (!t) return equarx::InvalidArgument("no output projection");
   softcap_ = config.final_softcap;
   first_ = v0;
-  return PackTensor(*t, v0, v1, 0, t->dims[0], &w_, error, threads);
+  return PackTensor(*t, v0, v1, 0, t->dims[0], &w_, threads);
 }
 
 void LmHead::Logits(const float* hidden, size_t rows, float* logits, int threads) const {

@@ -31,7 +31,7 @@ struct Config {
   float attn_scale = 0;     ///< multiplies q; 1/sqrt(head_dim) unless the metadata says
   float attn_softcap = 0, final_softcap = 0;  ///< 0 = none
   bool IsGlobal(int layer) const { return swa_pattern <= 0 || (layer + 1) % swa_pattern == 0; }
-  bool Read(const GgufFile& f, std::string* error);
+  equarx::Status Read(const GgufFile& f);
 };
 
 /// The part of the work rank `rank` of `ranks` owns.
@@ -69,7 +69,7 @@ struct Workspace {
 /// One rank's weights and the forward pass.
 class RankModel {
  public:
-  bool Load(const GgufFile& file, const Config& config, int rank, int ranks, std::string* error);
+  equarx::Status Load(const GgufFile& file, const Config& config, int rank, int ranks);
   /// tokens[T] -> out[T][d_model]: the final-normed hidden states, identical on every rank
   /// when the reducer's results are. `threads` is this rank's GEMM thread count. The prefill
   /// of a whole sequence: Step on a fresh cache of T positions.
@@ -109,10 +109,9 @@ class RankModel {
 /// the slice [first, first + vocab()) of it (a tensor-parallel rank's share).
 class LmHead {
  public:
-  bool Load(const GgufFile& file, const Config& config, int threads, std::string* error);
+  equarx::Status Load(const GgufFile& file, const Config& config, int threads);
   /// Only tokens [v0, v1).
-  bool LoadSlice(const GgufFile& file, const Config& config, size_t v0, size_t v1, int threads,
-                 std::string* error);
+  equarx::Status LoadSlice(const GgufFile& file, const Config& config, size_t v0, size_t v1, int threads);
   /// logits[rows][vocab()] for hidden[rows][d_model]: logits[r][j] is token first() + j's,
   /// bitwise the same as the full head's.
   void Logits(const float* hidden, size_t rows, float* logits, int threads) const;
@@ -128,10 +127,9 @@ class LmHead {
 /// Dequantizes rows [r0, r1) and columns [c0, c1) of a 2-D GGUF tensor (dims[0] = columns)
 /// and packs them for Gemm (output j = row r0 + j). Works row by row, so huge tensors never
 /// exist in f32 twice.
-bool PackTensor(const GgufTensor& t, size_t r0, size_t r1, size_t c0, size_t c1,
-                PackedMatrix* out, std::string* error, int threads = 1);
+equarx::Status PackTensor(const GgufTensor& t, size_t r0, size_t r1, size_t c0, size_t c1,
+                          PackedMatrix* out, int threads = 1);
 /// Dequantizes a whole 1-D tensor.
-bool ReadVector(const GgufFile& f, const std::string& name, size_t n, std::vector<float>* out,
-                std::string* error);
+equarx::Status ReadVector(const GgufFile& f, const std::string& name, size_t n, std::vector<float>* out);
 
 }  // namespace gemma3

@@ -52,14 +52,15 @@ Reducer MakeMpiReducer(bool bf16) {
   };
 }
 
-// After a local step that may take any time (loading): whether every rank succeeded. Plain MPI:
-// no deadline fits unbounded local work.
-bool AllRanksOk(bool ok, int rank, const std::string& mine, const char* what, std::string* error) {
-  int local = ok ? 1 : 0, all = 0;
+// After a local step that may take any time (loading): ok if every rank succeeded, else this
+// rank's failure (named by rank) or a remote error. Plain MPI: no deadline fits unbounded local
+// work.
+equarx::Status AllRanksOk(const equarx::Status& mine, int rank, const char* what) {
+  int local = mine.ok() ? 1 : 0, all = 0;
   MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!all)
-    *error = ok ? std::string(what) + " failed on another rank" : "rank " + std::to_string(rank) + ": " + mine;
-  return all != 0;
+  if (all) return equarx::Status::Ok();
+  return mine.ok() ? equarx::RemoteError(std::string(what) + " failed on another rank")
+                   : equarx::Status(mine.code(), "rank " + std::to_string(rank) + ": " + mine.message());
 }
 
 }  // namespace
@@ -70,12 +71,12 @@ bool RootVerdict(bool ok) {
   return v != 0;
 }
 
-Reducer MpiRunner::MakeRankReducer(const ReduceConfig& rc, std::string* error) {
-  return rc.mpi_allreduce ? MakeMpiReducer(rc.bf16) : MakeReducer(&world_->comm(), rc, error);
+Reducer MpiRunner::MakeRankReducer(const ReduceConfig& rc, equarx::Status* why) {
+  return rc.mpi_allreduce ? MakeMpiReducer(rc.bf16) : MakeReducer(&world_->comm(), rc, why);
 }
 
-bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads,
-                     equarx::tools::World* world, std::string* error) {
+equarx::Status MpiRunner::Load(const GgufFile& file, const Config& config, int threads,
+                               equarx::tools::World* world) {
   file_ = &file;
   world_ = world;
   rank_ = world->rank();
@@ -87,29 +88,26 @@ bool MpiRunner::Load(const GgufFile& file, const Config& config, int threads,
   }
   threads_ = threads;
   model_ = std::make_unique<RankModel>();
-  std::string load_error;
-  const bool ok = model_->Load(file, config, rank_, size_, &load_error);
-  if (!AllRanksOk(ok, rank_, load_error, "model load", error)) return false;
+  EQUARX_RETURN_IF_ERROR(AllRanksOk(model_->Load(file, config, rank_, size_), rank_, "model load"));
   transport_ = world->transport();
-  return true;
+  return equarx::Status::Ok();
 }
 
-bool MpiRunner::LoadHead(std::string* error) {
+equarx::Status MpiRunner::LoadHead() {
   head_ = std::make_unique<LmHead>();
   size_t v0, v1;
   VocabSlice(model_->config().vocab, rank_, size_, &v0, &v1);
-  std::string load_error;
-  const bool ok = head_->LoadSlice(*file_, model_->config(), v0, v1, threads_, &load_error);
-  if (!AllRanksOk(ok, rank_, load_error, "LM head load", error)) return false;
+  EQUARX_RETURN_IF_ERROR(
+      AllRanksOk(head_->LoadSlice(*file_, model_->config(), v0, v1, threads_), rank_, "LM head load"));
   gen_ = std::make_unique<RankGenerator>(*model_, *head_, threads_);
-  return true;
+  return equarx::Status::Ok();
 }
 
 equarx::Status MpiRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
                                    const ReduceConfig& rc, bool warmup, GenerateResult* out) {
   if (!gen_) return equarx::Internal("Generate before LoadHead");
-  std::string error;
-  const Reducer red = MakeRankReducer(rc, &error);
+  equarx::Status why;
+  const Reducer red = MakeRankReducer(rc, &why);
   const Exchange exchange = [this](double* v, size_t n) {
     equarx::tools::EndJobIfFailed(world_->comm());  // before MPI waits on a broken group
     world_->SumInPlace(v, n);
@@ -117,23 +115,25 @@ equarx::Status MpiRunner::Generate(const std::vector<int32_t>& prompt, size_t ne
   };
   world_->Barrier();  // every rank starts together
   equarx::Status st = gen_->Run(prompt, new_tokens, red, exchange, out, warmup);
-  if (!st.ok() && !error.empty()) st = equarx::Status(st.code(), st.message() + " (" + error + ")");
+  if (!st.ok() && !why.ok()) st = equarx::Status(st.code(), st.message() + " (" + why.message() + ")");
   return st;
 }
 
-bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
-                        std::vector<float>* hidden, RunStats* stats, std::string* error) {
+equarx::Status MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
+                                  std::vector<float>* hidden, RunStats* stats) {
   const size_t T = tokens.size(), d = static_cast<size_t>(model_->config().d_model);
   hidden->assign(T * d, 0.0f);
-  Reducer red = MakeRankReducer(rc, error);
+  equarx::Status why;
+  Reducer red = MakeRankReducer(rc, &why);
   ForwardStats fs;
   world_->Barrier();  // every rank starts the pass together
   int ok = model_->Forward(tokens.data(), T, red, threads_, hidden->data(), &fs) ? 1 : 0, all_ok = 0;
   equarx::tools::EndJobIfFailed(world_->comm());  // before MPI waits on a broken group
   MpiAllreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
-    if (error->empty()) *error = ok ? "forward failed on another rank" : "forward failed on rank " + std::to_string(rank_);
-    return false;
+    if (!why.ok()) return why;
+    return equarx::RemoteError(ok ? "forward failed on another rank"
+                                  : "forward failed on rank " + std::to_string(rank_));
   }
   if (stats) {
     double maxes[3] = {fs.total_s, fs.reduce_s, fs.flops}, sums[3] = {maxes[0], maxes[1], maxes[2]};
@@ -149,28 +149,23 @@ bool MpiRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& 
     s.ranks_agree = hmin == hmax;
     *stats = s;
   }
-  return true;
+  return equarx::Status::Ok();
 }
 
 #else  // !EQUARX_HAVE_MPI
 
-bool MpiRunner::Load(const GgufFile&, const Config&, int, equarx::tools::World*, std::string* error) {
-  *error = "this build of equarx-gemma3 has no MPI (configure with EQUARX_ENABLE_MPI=ON)";
-  return false;
+equarx::Status MpiRunner::Load(const GgufFile&, const Config&, int, equarx::tools::World*) {
+  return equarx::Unsupported("this build of equarx-gemma3 has no MPI (configure with EQUARX_ENABLE_MPI=ON)");
 }
 
-bool MpiRunner::Forward(const std::vector<int32_t>&, const ReduceConfig&, std::vector<float>*, RunStats*,
-                        std::string* error) {
-  *error = "no MPI";
-  return false;
+equarx::Status MpiRunner::Forward(const std::vector<int32_t>&, const ReduceConfig&, std::vector<float>*,
+                                  RunStats*) {
+  return equarx::Unsupported("no MPI");
 }
 
 bool RootVerdict(bool ok) { return ok; }
 
-bool MpiRunner::LoadHead(std::string* error) {
-  *error = "no MPI";
-  return false;
-}
+equarx::Status MpiRunner::LoadHead() { return equarx::Unsupported("no MPI"); }
 
 equarx::Status MpiRunner::Generate(const std::vector<int32_t>&, size_t, const ReduceConfig&, bool, GenerateResult*) {
   return equarx::Unsupported("this build of equarx-gemma3 has no MPI");

@@ -26,14 +26,13 @@ class MpiRunner final : public Runner {
  public:
   /// Loads this process's shard (collective) and sums over the world's communicator. `threads`
   /// GEMM threads for this rank; 0: the cores divided among the ranks on this host.
-  bool Load(const GgufFile& file, const Config& config, int threads, equarx::tools::World* world,
-            std::string* error);
+  equarx::Status Load(const GgufFile& file, const Config& config, int threads, equarx::tools::World* world);
   /// Collective. stats: total_s the slowest rank's, reduce_s the mean, ranks_agree compares
   /// a hash of every rank's output.
-  bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc, std::vector<float>* hidden,
-               RunStats* stats, std::string* error) override;
+  equarx::Status Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc, std::vector<float>* hidden,
+                         RunStats* stats) override;
   /// Collective: this process's slice of the LM head.
-  bool LoadHead(std::string* error) override;
+  equarx::Status LoadHead() override;
   /// Collective. The token exchange runs through the tools' MPI steps (job.h: a stopped rank
   /// ends the job); an equarx failure ends the job before it (EndJobIfFailed).
   equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens, const ReduceConfig& rc,
@@ -44,8 +43,9 @@ class MpiRunner final : public Runner {
   std::string transport() const override { return transport_; }
 
  private:
-  // This rank's reducer for rc: equarx over the world's communicator, or MPI_Allreduce.
-  Reducer MakeRankReducer(const ReduceConfig& rc, std::string* error);
+  // This rank's reducer for rc: equarx over the world's communicator (why it failed, on rank
+  // 0, in *why: MakeReducer), or MPI_Allreduce.
+  Reducer MakeRankReducer(const ReduceConfig& rc, equarx::Status* why);
 
   const GgufFile* file_ = nullptr;
   std::unique_ptr<RankModel> model_;

@@ -38,35 +38,33 @@ std::string ReduceConfig::Name() const {
 namespace {
 
 // Writes one AllReduce operand: PREFIX L<layer>_<attn|mlp>_rank<r>.npy, f32, 1-D (T * d).
-bool DumpOperand(const ReduceConfig& rc, int call, int rank, const float* buf, size_t n, std::string* error) {
+equarx::Status DumpOperand(const ReduceConfig& rc, int call, int rank, const float* buf, size_t n) {
   const int layer = call / 2;
   if (!rc.dump_layers.empty() &&
       std::find(rc.dump_layers.begin(), rc.dump_layers.end(), layer) == rc.dump_layers.end())
-    return true;
+    return equarx::Status::Ok();
   equarx::tools::NpyArray a;
   a.dtype = equarx::tools::NpyDType::kFloat32;
   a.shape = {n};
   a.f32.assign(buf, buf + n);
   const std::string path = rc.dump_prefix + "L" + std::to_string(layer) + (call % 2 ? "_mlp" : "_attn") +
                            "_rank" + std::to_string(rank) + ".npy";
-  if (equarx::Status st = equarx::tools::WriteNpy(path, a); !st.ok()) {
-    if (error) *error = st.message();
-    return false;
-  }
-  return true;
+  return equarx::tools::WriteNpy(path, a);
 }
 
 }  // namespace
 
-Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::string* error) {
+Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, equarx::Status* why) {
   if (!comm || comm->size() == 1) return [](float*, size_t) { return true; };
   auto scratch = std::make_shared<std::vector<uint16_t>>();
   auto calls = std::make_shared<int>(0);
-  auto err = error;
-  return [comm, rc, scratch, calls, err](float* buf, size_t n) {
-    if (!rc.dump_prefix.empty() && !DumpOperand(rc, (*calls)++, comm->rank(), buf, n,
-                                                comm->rank() == 0 ? err : nullptr))
-      return false;
+  equarx::Status* const root_why = comm->rank() == 0 ? why : nullptr;
+  return [comm, rc, scratch, calls, root_why](float* buf, size_t n) {
+    if (!rc.dump_prefix.empty())
+      if (equarx::Status st = DumpOperand(rc, (*calls)++, comm->rank(), buf, n); !st.ok()) {
+        if (root_why) *root_why = st;
+        return false;
+      }
     equarx::Status st;
     if (rc.bf16) {
       scratch->resize(n);
@@ -77,22 +75,11 @@ Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::str
       st = comm->AllReduce(buf, buf, n, equarx::DType::kFloat32, rc.options);
     }
     if (!st.ok()) {
-      if (err && comm->rank() == 0) *err = "AllReduce failed: " + st.ToString();
+      if (root_why) *root_why = equarx::Status(st.code(), "AllReduce failed: " + st.ToString());
       return false;
     }
     return true;
   };
-}
-
-bool OnRankThreads(int n, const std::function<bool(int rank, std::string* error)>& fn, std::string* error) {
-  std::vector<std::string> errs(n);
-  std::vector<char> ok(n, 0);
-  std::vector<std::thread> th;
-  for (int r = 0; r < n; ++r) th.emplace_back([&, r] { ok[r] = fn(r, &errs[r]); });
-  for (auto& t : th) t.join();
-  for (int r = 0; r < n; ++r)
-    if (!ok[r]) { *error = errs[r]; return false; }
-  return true;
 }
 
 void VocabSlice(int vocab, int rank, int ranks, size_t* v0, size_t* v1) {
@@ -100,8 +87,7 @@ void VocabSlice(int vocab, int rank, int ranks, size_t* v0, size_t* v1) {
   *v1 = static_cast<size_t>(vocab) * (rank + 1) / ranks;
 }
 
-bool InProcessRunner::Load(const GgufFile& file, const Config& config, int ranks,
-                           std::string* error) {
+equarx::Status InProcessRunner::Load(const GgufFile& file, const Config& config, int ranks) {
   file_ = &file;
   models_.clear();
   comms_.clear();
@@ -109,29 +95,28 @@ bool InProcessRunner::Load(const GgufFile& file, const Config& config, int ranks
   gens_.clear();
   models_.resize(ranks);
   for (auto& m : models_) m = std::make_unique<RankModel>();
-  if (!OnRankThreads(ranks, [&](int r, std::string* e) { return models_[r]->Load(file, config, r, ranks, e); },
-                     error))
-    return false;
+  EQUARX_RETURN_IF_ERROR(equarx::tools::FirstFailure(equarx::tools::RunOnRanks(
+      ranks, [&](int r) { return models_[r]->Load(file, config, r, ranks); })));
   if (ranks > 1) {
     equarx::Status st = equarx::CreateInProcessGroup(ranks, &comms_);
-    if (!st.ok()) { *error = "CreateInProcessGroup: " + st.ToString(); return false; }
+    if (!st.ok()) return equarx::Status(st.code(), "CreateInProcessGroup: " + st.ToString());
   }
-  return true;
+  return equarx::Status::Ok();
 }
 
-bool InProcessRunner::LoadHead(std::string* error) {
+equarx::Status InProcessRunner::LoadHead() {
   const int n = ranks();
   heads_.resize(n);
   gens_.resize(n);
   const int threads = threads_per_rank();
-  return OnRankThreads(n, [&](int r, std::string* e) {
+  return equarx::tools::FirstFailure(equarx::tools::RunOnRanks(n, [&](int r) {
     heads_[r] = std::make_unique<LmHead>();
     size_t v0, v1;
     VocabSlice(models_[r]->config().vocab, r, n, &v0, &v1);
-    if (!heads_[r]->LoadSlice(*file_, models_[r]->config(), v0, v1, threads, e)) return false;
+    EQUARX_RETURN_IF_ERROR(heads_[r]->LoadSlice(*file_, models_[r]->config(), v0, v1, threads));
     gens_[r] = std::make_unique<RankGenerator>(*models_[r], *heads_[r], threads);
-    return true;
-  }, error);
+    return equarx::Status::Ok();
+  }));
 }
 
 equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, size_t new_tokens,
@@ -146,12 +131,11 @@ equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, siz
     return equarx::InvalidArgument("MPI_Allreduce sums need one rank per process: run under mpirun");
   if (gens_.size() != models_.size()) return equarx::Internal("Generate before LoadHead");
   const int n = ranks();
-  std::vector<equarx::Status> st(n);
-  std::vector<std::string> errs(n);
+  std::vector<equarx::Status> st(n), why(n);
   std::vector<GenerateResult> res(n);
   const equarx::Status group = equarx::tools::RunInProcess(n, [&](equarx::tools::World& w) {
     const int r = w.rank();
-    const Reducer red = make ? make(w) : MakeReducer(n > 1 ? &w.comm() : nullptr, rc, &errs[r]);
+    const Reducer red = make ? make(w) : MakeReducer(n > 1 ? &w.comm() : nullptr, rc, &why[r]);
     const Exchange exchange = [&w](double* v, size_t count) {
       w.SumInPlace(v, count);
       return true;
@@ -161,7 +145,7 @@ equarx::Status InProcessRunner::Generate(const std::vector<int32_t>& prompt, siz
   if (!group.ok()) return group;
   for (int r = 0; r < n; ++r)
     if (!st[r].ok())
-      return errs[r].empty() ? st[r] : equarx::Status(st[r].code(), st[r].message() + " (" + errs[r] + ")");
+      return why[r].ok() ? st[r] : equarx::Status(st[r].code(), st[r].message() + " (" + why[r].message() + ")");
   *out = std::move(res[0]);
   return equarx::Status::Ok();
 }
@@ -170,29 +154,24 @@ int InProcessRunner::threads_per_rank() const {
   return std::max(1, HardwareThreads() / std::max(1, ranks()));
 }
 
-bool InProcessRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
-                              std::vector<float>* hidden, RunStats* stats, std::string* error) {
-  if (rc.mpi_allreduce) { *error = "MPI_Allreduce sums need one rank per process: run under mpirun"; return false; }
+equarx::Status InProcessRunner::Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
+                                        std::vector<float>* hidden, RunStats* stats) {
+  if (rc.mpi_allreduce)
+    return equarx::InvalidArgument("MPI_Allreduce sums need one rank per process: run under mpirun");
   const int n = ranks();
   const size_t T = tokens.size(), d = models_[0]->config().d_model;
   std::vector<std::vector<float>> outs(n, std::vector<float>(T * d));
   std::vector<ForwardStats> fs(n);
-  std::vector<char> ok(n, 0);
-  std::vector<std::string> errs(n);
+  std::vector<equarx::Status> why(n);
   const int threads = threads_per_rank();
   auto body = [&](int r) {
-    Reducer red = MakeReducer(n > 1 ? comms_[r].get() : nullptr, rc, &errs[r]);
-    ok[r] = models_[r]->Forward(tokens.data(), T, red, threads, outs[r].data(), &fs[r]);
+    Reducer red = MakeReducer(n > 1 ? comms_[r].get() : nullptr, rc, &why[r]);
+    if (models_[r]->Forward(tokens.data(), T, red, threads, outs[r].data(), &fs[r])) return equarx::Status::Ok();
+    return why[r].ok() ? equarx::RemoteError("forward failed on rank " + std::to_string(r)) : why[r];
   };
-  if (n == 1) {
-    body(0);
-  } else {
-    std::vector<std::thread> th;
-    for (int r = 0; r < n; ++r) th.emplace_back(body, r);
-    for (auto& t : th) t.join();
-  }
-  for (int r = 0; r < n; ++r)
-    if (!ok[r]) { *error = errs[r].empty() ? "forward failed on rank " + std::to_string(r) : errs[r]; return false; }
+  // One rank runs on this thread, which keeps its GEMM helpers (gemm.cc: thread_local) from
+  // pass to pass; more run on the tools' launcher.
+  EQUARX_RETURN_IF_ERROR(n == 1 ? body(0) : equarx::tools::FirstFailure(equarx::tools::RunOnRanks(n, body)));
   if (stats) {
     RunStats s;
     double flops = 0;
@@ -207,7 +186,7 @@ bool InProcessRunner::Forward(const std::vector<int32_t>& tokens, const ReduceCo
     *stats = s;
   }
   *hidden = std::move(outs[0]);
-  return true;
+  return equarx::Status::Ok();
 }
 
 }  // namespace gemma3

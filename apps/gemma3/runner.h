@@ -1,7 +1,8 @@
-// runner.h — runs the tensor-parallel forward pass on N ranks: in-process (one thread per
-// rank, equarx in-process communicators) or one rank per MPI process. The Reducer of each
-// rank is an equarx AllReduce of the f32 activations (optionally cast to bf16 first, the
-// dtype a bf16 model would put on the wire).
+// runner.h — runs the tensor-parallel forward pass on N ranks: in-process (the ranks as
+// threads of the tools' launcher, tools/common/world.h RunOnRanks, over equarx in-process
+// communicators) or one rank per MPI process. The Reducer of each rank is an equarx AllReduce
+// of the f32 activations (optionally cast to bf16 first, the dtype a bf16 model would put on
+// the wire). Every failure is an equarx::Status.
 #pragma once
 
 #include <functional>
@@ -38,8 +39,10 @@ struct RunStats {
   bool ranks_agree = true;  ///< every rank's output bitwise identical
 };
 
-/// A rank's reducer over `comm` (nullptr: single rank, identity).
-Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, std::string* error);
+/// A rank's reducer over `comm` (nullptr: single rank, identity). The reducer says only
+/// whether a call failed (model.h); on rank 0 why goes to *why when given: the AllReduce's
+/// status ("AllReduce failed: ...") or the operand dump's.
+Reducer MakeReducer(equarx::Communicator* comm, const ReduceConfig& rc, equarx::Status* why);
 
 
 /// Runs the forward pass on every rank of a tensor-parallel group.
@@ -48,10 +51,10 @@ class Runner {
   virtual ~Runner() = default;
   /// Hidden states of the last layer for tokens[T] (rank 0's copy; every process of an MPI
   /// group gets its own, bitwise equal when stats->ranks_agree). Collective under MPI.
-  virtual bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
-                       std::vector<float>* hidden, RunStats* stats, std::string* error) = 0;
+  virtual equarx::Status Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc,
+                                 std::vector<float>* hidden, RunStats* stats) = 0;
   /// Loads each rank's slice of the LM head, which Generate needs.
-  virtual bool LoadHead(std::string* error) = 0;
+  virtual equarx::Status LoadHead() = 0;
   /// Greedy generation of `new_tokens` tokens after `prompt` (generate.h), every rank
   /// agreeing on every token; rank 0's result (under MPI, this process's). Collective. With
   /// `warmup`, an untimed shorter run first, in the same group (RankGenerator::Run).
@@ -67,10 +70,10 @@ class Runner {
 /// In-process tensor parallelism: N RankModels and N communicators in this process.
 class InProcessRunner final : public Runner {
  public:
-  bool Load(const GgufFile& file, const Config& config, int ranks, std::string* error);
-  bool Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc, std::vector<float>* hidden,
-               RunStats* stats, std::string* error) override;
-  bool LoadHead(std::string* error) override;
+  equarx::Status Load(const GgufFile& file, const Config& config, int ranks);
+  equarx::Status Forward(const std::vector<int32_t>& tokens, const ReduceConfig& rc, std::vector<float>* hidden,
+                         RunStats* stats) override;
+  equarx::Status LoadHead() override;
   equarx::Status Generate(const std::vector<int32_t>& prompt, size_t new_tokens, const ReduceConfig& rc,
                           bool warmup, GenerateResult* out) override;
   /// Generate with each rank's reducer made by `make` (tests), over a group of `ranks()`.
@@ -93,9 +96,6 @@ class InProcessRunner final : public Runner {
   std::vector<std::unique_ptr<RankGenerator>> gens_;
 };
 
-/// Runs fn(rank, &error) for ranks [0, n) on n threads; false with the first failing rank's
-/// error.
-bool OnRankThreads(int n, const std::function<bool(int rank, std::string* error)>& fn, std::string* error);
 /// Rank r of n's slice of the vocabulary for the LM head: [vocab r / n, vocab (r + 1) / n).
 void VocabSlice(int vocab, int rank, int ranks, size_t* v0, size_t* v1);
 

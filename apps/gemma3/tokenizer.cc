@@ -34,13 +34,13 @@ int HexDigit(char c) {
 
 }  // namespace
 
-bool Tokenizer::Load(const GgufFile& file, std::string* error) {
+equarx::Status Tokenizer::Load(const GgufFile& file) {
   const GgufValue* tokens = file.Find("tokenizer.ggml.tokens");
   const GgufValue* scores = file.Find("tokenizer.ggml.scores");
   const GgufValue* types = file.Find("tokenizer.ggml.token_type");
-  if (!tokens || tokens->kind != GgufValue::kArray) { *error = "no tokenizer.ggml.tokens"; return false; }
+  if (!tokens || tokens->kind != GgufValue::kArray) return equarx::InvalidArgument("no tokenizer.ggml.tokens");
   std::string model = file.GetString("tokenizer.ggml.model", "llama");
-  if (model != "llama") { *error = "unsupported tokenizer model " + model; return false; }
+  if (model != "llama") return equarx::Unsupported("unsupported tokenizer model " + model);
   size_t n = tokens->arr.size();
   pieces_.resize(n);
   scores_.assign(n, 0.f);
@@ -72,26 +72,22 @@ bool Tokenizer::Load(const GgufFile& file, std::string* error) {
   const int64_t bos = file.GetInt("tokenizer.ggml.bos_token_id", -1);
   const int64_t unk = file.GetInt("tokenizer.ggml.unknown_token_id", -1);
   for (const auto& [name, id] : {std::pair{"bos", bos}, std::pair{"unknown", unk}})
-    if (id < -1 || id >= static_cast<int64_t>(n)) {
-      *error = std::string("tokenizer ") + name + " token id " + std::to_string(id) +
-               " is outside the vocabulary of " + std::to_string(n) + " pieces";
-      return false;
-    }
+    if (id < -1 || id >= static_cast<int64_t>(n))
+      return equarx::InvalidArgument(std::string("tokenizer ") + name + " token id " + std::to_string(id) +
+                                     " is outside the vocabulary of " + std::to_string(n) + " pieces");
   bos_ = static_cast<int32_t>(bos);
   unk_ = static_cast<int32_t>(unk);
   if (unk_ < 0)
     for (int b = 0; b < 256; ++b)
-      if (byte_token_[b] < 0) {
-        *error = "tokenizer has no <0x" + std::string(1, "0123456789ABCDEF"[b >> 4]) +
-                 "0123456789ABCDEF"[b & 15] + "> piece and no unknown token: byte " +
-                 std::to_string(b) + " cannot be encoded";
-        return false;
-      }
+      if (byte_token_[b] < 0)
+        return equarx::InvalidArgument("tokenizer has no <0x" + std::string(1, "0123456789ABCDEF"[b >> 4]) +
+                                       "0123456789ABCDEF"[b & 15] + "> piece and no unknown token: byte " +
+                                       std::to_string(b) + " cannot be encoded");
   const GgufValue* ab = file.Find("tokenizer.ggml.add_bos_token");
   add_bos_ = ab ? ab->AsInt() != 0 : true;
   const GgufValue* asp = file.Find("tokenizer.ggml.add_space_prefix");
   add_space_prefix_ = asp ? asp->AsInt() != 0 : false;
-  return true;
+  return equarx::Status::Ok();
 }
 
 std::vector<int32_t> Tokenizer::Encode(const std::string& text, bool add_bos) const {

@@ -16,7 +16,7 @@ namespace gemma3 {
 
 class Tokenizer {
  public:
-  bool Load(const GgufFile& file, std::string* error);
+  equarx::Status Load(const GgufFile& file);
   /// Encodes UTF-8 text; prepends BOS when `add_bos` (and the model asks for it).
   std::vector<int32_t> Encode(const std::string& text, bool add_bos = true) const;
   std::string Decode(const std::vector<int32_t>& ids) const;

@@ -256,12 +256,12 @@ TEST(WireBytes, TransportCountsWhatThePlanPredicts) {
     std::vector<std::unique_ptr<Communicator>> comms;
     ASSERT_TRUE(CreateInProcessGroup(n, &comms).ok());
     auto out = in;
-    RunRanks(comms, [&](Communicator& c) {
+    tools::RunOnRanks(comms, [&](Communicator& c) {
       auto r = size_t(c.rank());
       return c.AllReduce(in[r].data(), out[r].data(), count, DType::kBFloat16, ring);
     });
     sent_ring = comms[0]->stats().bytes_sent;
-    RunRanks(comms, [&](Communicator& c) {
+    tools::RunOnRanks(comms, [&](Communicator& c) {
       auto r = size_t(c.rank());
       return c.AllReduce(in[r].data(), out[r].data(), count, DType::kBFloat16, q);
     });

@@ -40,7 +40,7 @@ std::vector<size_t> WarmAllocations(std::vector<std::unique_ptr<Communicator>>& 
   auto out = in;
   std::vector<size_t> allocations(comms.size());
   for (int round = 0; round < 3; ++round) {
-    auto st = RunRanks(comms, [&](Communicator& c) {
+    auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
       const size_t r = size_t(c.rank());
       const void* send = in_place ? out[r].data() : in[r].data();
       const size_t before = g_allocations;

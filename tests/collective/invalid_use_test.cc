@@ -111,7 +111,7 @@ TEST(Deadline, ARankThatNeverArrivesTimesOutTheOthers) {
   auto out = in;
   // absent: the rank that never calls; validate: with or without the argument check.
   auto run = [&](std::vector<std::unique_ptr<Communicator>>& comms, int absent, bool validate) {
-    return RunRanks(comms, [&](Communicator& c) {
+    return tools::RunOnRanks(comms, [&](Communicator& c) {
       if (c.rank() == absent) return Status::Ok();
       AllReduceOptions o;
       o.timeout_ms = 300;
@@ -144,7 +144,7 @@ TEST(Deadline, ACommunicatorThatTimedOutSaysSoAtOnceOnEveryLaterCall) {
   ASSERT_TRUE(CreateInProcessGroup(3, &comms).ok());
   for (int call = 0; call < 3; ++call) {
     double ms[3] = {};
-    auto st = RunRanks(comms, [&](Communicator& c) {
+    auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
       if (call == 0 && c.rank() == 2) return Status::Ok();  // late for the first call only
       AllReduceOptions o;
       o.timeout_ms = 300;
@@ -176,7 +176,7 @@ TEST(Mismatch, AnArgumentErrorLeavesTheCommunicatorUsable) {
   auto in = MakeInputs(3, kCount, DType::kFloat32, 1);
   auto out = in;
   for (bool spoil : {true, false}) {
-    auto st = RunRanks(comms, [&](Communicator& c) {
+    auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
       const size_t count = spoil && c.rank() == 1 ? kCount - 1 : kCount;
       return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), count, DType::kFloat32);
     });
@@ -218,7 +218,7 @@ TEST(Mismatch, OneShotDataSentAheadOfARefusedCallIsDrained) {
         const StatusCode code = std::get<2>(c_case);
         const std::string& needle = std::get<3>(c_case);
         auto out = in;
-        auto st = RunRanks(comms, [&](Communicator& c) {
+        auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
           const void* send = in[size_t(c.rank())].data();
           size_t count = kCount;
           DType dtype = DType::kFloat32;

@@ -244,7 +244,7 @@ TEST(Rotation, SafeInputsRotateWhetherCheckedFirstOrGuarded) {
     const auto want_bad = Reduce(bad, none, false);
     for (const auto* inputs : {&in, &bad, &in}) {
       std::vector<Buffer> out = *inputs;
-      auto st = RunRanks(comms, [&](Communicator& c) {
+      auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
         const size_t r = size_t(c.rank());
         return c.AllReduce((*inputs)[r].data(), out[r].data(), count, DType::kBFloat16, o);
       });

@@ -41,7 +41,7 @@ TEST(WireBytes, EveryAlgorithmSendsWhatItsPlanPredicts) {
                                      " count=" + std::to_string(count);
             const uint64_t before = comms[0]->stats().bytes_sent;
             std::vector<std::vector<float>> buf(size_t(n), std::vector<float>(count, 1.0f));
-            const auto st = RunRanks(comms, [&](Communicator& c) {
+            const auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
               auto& b = buf[size_t(c.rank())];
               return c.AllReduce(b.data(), b.data(), count, DType::kFloat32, o);
             });

@@ -7,20 +7,14 @@
 
 #include "codec/codec.h"
 #include "support/oracle.h"
-#include "world.h"
 
 namespace equarx::testing {
-
-std::vector<Status> RunRanks(std::vector<std::unique_ptr<Communicator>>& comms,
-                             const std::function<Status(Communicator&)>& fn) {
-  return tools::RunOnRanks(comms, fn);  // the tools' world launcher (tools/common/world.h)
-}
 
 std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& fn) {
   std::vector<std::unique_ptr<Communicator>> comms;
   Status st = CreateInProcessGroup(n, &comms);
   if (!st.ok()) return std::vector<Status>(size_t(n > 0 ? n : 1), st);
-  return RunRanks(comms, fn);
+  return tools::RunOnRanks(comms, fn);
 }
 
 std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,

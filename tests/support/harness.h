@@ -1,5 +1,7 @@
-// Thread-rank harness: runs one function per rank of an in-process group, each on its own
-// thread, and collects what every rank returned.
+// Thread-rank harness: runs one function per rank of a new in-process group through the tools'
+// launcher (tools/common/world.h, RunOnRanks; tests on a group they keep call that directly),
+// and the checks built on it: one AllReduce on every rank, bits across SIMD targets, agreement
+// and the error bound.
 #pragma once
 
 #include <functional>
@@ -8,16 +10,13 @@
 #include <vector>
 
 #include "equarx/communicator.h"
+#include "world.h"
 
 namespace equarx::testing {
 
-/// Creates an N-rank in-process group and runs fn(comm) on N threads concurrently.
+/// Creates an N-rank in-process group and runs fn(comm) on every rank (tools::RunOnRanks).
 /// Returns each rank's status, indexed by rank.
 std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& fn);
-
-/// The same on an existing group (reuses the communicators' scratch across calls).
-std::vector<Status> RunRanks(std::vector<std::unique_ptr<Communicator>>& comms,
-                             const std::function<Status(Communicator&)>& fn);
 
 struct Buffer;
 

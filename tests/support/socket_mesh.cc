@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include "world.h"
+
 namespace equarx::testing {
 
 transport::AllGather ThreadGather::For(int r, GatherHook hook) {
@@ -27,25 +29,20 @@ transport::AllGather ThreadGather::For(int r, GatherHook hook) {
 
 namespace {
 
-// Runs Create(rank, n, gather, options, &transport) on n threads; `options` edits each
-// rank's defaults.
+// Runs Create(rank, n, gather, options, &transport) on n ranks (tools::RunOnRanks); `options`
+// edits each rank's defaults.
 template <typename Options, typename Create>
 std::vector<Status> ThreadMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
                                Options defaults, const std::function<void(int, Options*)>& options,
                                const GatherHook& hook, Create create) {
   out->clear();
   out->resize(size_t(n));
-  std::vector<Status> st(static_cast<size_t>(n));
   ThreadGather gather(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      Options o = defaults;
-      if (options) options(r, &o);
-      st[size_t(r)] = create(r, n, gather.For(r, hook), o, &(*out)[size_t(r)]);
-    });
-  for (auto& t : threads) t.join();
-  return st;
+  return tools::RunOnRanks(n, [&](int r) {
+    Options o = defaults;
+    if (options) options(r, &o);
+    return create(r, n, gather.For(r, hook), o, &(*out)[size_t(r)]);
+  });
 }
 
 }  // namespace

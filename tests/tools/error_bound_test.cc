@@ -11,12 +11,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "equarx/equarx.hpp"
 #include "error_bound.h"
 #include "random.h"
+#include "world.h"
 
 namespace equarx::tools {
 namespace {
@@ -220,13 +220,9 @@ TEST(ErrorBound, ReachedOnWorstCaseInputs) {
       o.codec = c.codec;
       o.rotation = Rotation::kNone;
       std::vector<std::vector<float>> out(kRanks, std::vector<float>(kCount));
-      std::vector<std::thread> threads;
-      std::vector<Status> st(kRanks);
-      for (int r = 0; r < kRanks; ++r)
-        threads.emplace_back([&, r] {
-          st[size_t(r)] = comms[size_t(r)]->AllReduce(x.data(), out[size_t(r)].data(), kCount, DType::kFloat32, o);
-        });
-      for (auto& t : threads) t.join();
+      const std::vector<Status> st = RunOnRanks(comms, [&](Communicator& c) {
+        return c.AllReduce(x.data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
+      });
       for (const Status& s : st) ASSERT_TRUE(s.ok()) << s.ToString();
       std::vector<double> bound(kCount);
       ErrorBound(ptrs, kCount, 0, ResolveForBound(o, DType::kFloat32, kCount, kRanks, kRanks), DType::kFloat32,

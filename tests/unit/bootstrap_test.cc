@@ -7,11 +7,11 @@
 
 #include <cstring>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "equarx/equarx.h"
 #include "support/socket_mesh.h"
+#include "world.h"
 
 namespace equarx {
 namespace {
@@ -33,24 +33,19 @@ struct Ranks {
   std::vector<std::vector<float>> out;
 };
 
-Ranks RunRanks(int n, const std::vector<BootstrapOptions>& options, const std::vector<int>& sizes,
-          const std::vector<std::vector<float>>& in, const AllReduceOptions& ar) {
+Ranks SetUpAndReduce(int n, const std::vector<BootstrapOptions>& options, const std::vector<int>& sizes,
+                     const std::vector<std::vector<float>>& in, const AllReduceOptions& ar) {
   Ranks res;
   res.setup.resize(size_t(n));
-  res.call.resize(size_t(n));
   res.out.resize(size_t(n));
   ThreadGather gather(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      std::unique_ptr<Communicator> c;
-      res.setup[size_t(r)] = CreateCommunicator(r, sizes[size_t(r)], gather.For(r), options[size_t(r)], &c);
-      if (!res.setup[size_t(r)].ok()) return;
-      res.out[size_t(r)].resize(in[size_t(r)].size());
-      res.call[size_t(r)] = c->AllReduce(in[size_t(r)].data(), res.out[size_t(r)].data(), in[size_t(r)].size(),
-                                         DType::kFloat32, ar);
-    });
-  for (auto& t : threads) t.join();
+  res.call = tools::RunOnRanks(n, [&](int r) {
+    std::unique_ptr<Communicator> c;
+    res.setup[size_t(r)] = CreateCommunicator(r, sizes[size_t(r)], gather.For(r), options[size_t(r)], &c);
+    if (!res.setup[size_t(r)].ok()) return Status::Ok();
+    res.out[size_t(r)].resize(in[size_t(r)].size());
+    return c->AllReduce(in[size_t(r)].data(), res.out[size_t(r)].data(), in[size_t(r)].size(), DType::kFloat32, ar);
+  });
   return res;
 }
 
@@ -58,12 +53,11 @@ std::vector<float> InProcess(const std::vector<std::vector<float>>& in, const Al
   std::vector<std::unique_ptr<Communicator>> comms;
   EXPECT_TRUE(CreateInProcessGroup(int(in.size()), &comms).ok());
   std::vector<std::vector<float>> out(in.size(), std::vector<float>(in[0].size()));
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < in.size(); ++r)
-    threads.emplace_back([&, r] {
-      EXPECT_TRUE(comms[r]->AllReduce(in[r].data(), out[r].data(), in[r].size(), DType::kFloat32, ar).ok());
-    });
-  for (auto& t : threads) t.join();
+  for (const Status& st : tools::RunOnRanks(comms, [&](Communicator& c) {
+         const size_t r = size_t(c.rank());
+         return c.AllReduce(in[r].data(), out[r].data(), in[r].size(), DType::kFloat32, ar);
+       }))
+    EXPECT_TRUE(st.ok()) << st.ToString();
   return out[0];
 }
 
@@ -82,7 +76,7 @@ TEST(Bootstrap, EveryDataPathGivesTheInProcessBits) {
   const std::vector<float> want = InProcess(in, ar);
   for (DataPath p : {DataPath::kSockets, DataPath::kHost, DataPath::kSharedMemory}) {
     SCOPED_TRACE(DataPathName(p));
-    const Ranks got = RunRanks(n, std::vector<BootstrapOptions>(n, Quick(p)), std::vector<int>(n, n), in, ar);
+    const Ranks got = SetUpAndReduce(n, std::vector<BootstrapOptions>(n, Quick(p)), std::vector<int>(n, n), in, ar);
     for (int r = 0; r < n; ++r) {
       ASSERT_TRUE(got.setup[size_t(r)].ok()) << got.setup[size_t(r)].ToString();
       ASSERT_TRUE(got.call[size_t(r)].ok()) << got.call[size_t(r)].ToString();
@@ -93,7 +87,7 @@ TEST(Bootstrap, EveryDataPathGivesTheInProcessBits) {
 
 TEST(Bootstrap, AWrongWorldSizeFailsOnEveryRank) {
   const auto in = Inputs(2, 64);
-  const Ranks got = RunRanks(2, std::vector<BootstrapOptions>(2, Quick(DataPath::kSockets)), {2, 3}, in, {});
+  const Ranks got = SetUpAndReduce(2, std::vector<BootstrapOptions>(2, Quick(DataPath::kSockets)), {2, 3}, in, {});
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(got.setup[size_t(r)].code(), StatusCode::kInvalidArgument) << got.setup[size_t(r)].ToString();
     EXPECT_NE(got.setup[size_t(r)].message().find("world size differs"), std::string::npos)
@@ -103,7 +97,7 @@ TEST(Bootstrap, AWrongWorldSizeFailsOnEveryRank) {
 
 TEST(Bootstrap, DifferingDataPathsFailOnEveryRank) {
   const auto in = Inputs(2, 64);
-  const Ranks got = RunRanks(2, {Quick(DataPath::kSockets), Quick(DataPath::kSharedMemory)}, {2, 2}, in, {});
+  const Ranks got = SetUpAndReduce(2, {Quick(DataPath::kSockets), Quick(DataPath::kSharedMemory)}, {2, 2}, in, {});
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(got.setup[size_t(r)].code(), StatusCode::kInvalidArgument);
     EXPECT_NE(got.setup[size_t(r)].message().find("data path"), std::string::npos) << got.setup[size_t(r)].ToString();
@@ -140,7 +134,7 @@ TEST(Bootstrap, BadArgumentsAndAFailingExchangeAreErrors) {
 
 TEST(Bootstrap, OneRankNeedsNoPeers) {
   const auto in = Inputs(1, 1000);
-  const Ranks got = RunRanks(1, {Quick(DataPath::kSockets)}, {1}, in, {});
+  const Ranks got = SetUpAndReduce(1, {Quick(DataPath::kSockets)}, {1}, in, {});
   ASSERT_TRUE(got.setup[0].ok()) << got.setup[0].ToString();
   ASSERT_TRUE(got.call[0].ok()) << got.call[0].ToString();
 }
@@ -169,16 +163,14 @@ TEST(Bootstrap, CApiCreatesAGroupAndReportsErrors) {
   AllReduceOptions as_sockets;
   as_sockets.ranks_per_host = 1;
   const std::vector<float> want = InProcess(data, as_sockets);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      CGather g{&gather, r};
-      rc[size_t(r)] = equarxCommCreate(r, n, CExchange, &g, "sockets", 10000, &comms[size_t(r)]);
-      if (rc[size_t(r)] != equarxSuccess) return;
+  tools::RunOnRanks(n, [&](int r) {
+    CGather g{&gather, r};
+    rc[size_t(r)] = equarxCommCreate(r, n, CExchange, &g, "sockets", 10000, &comms[size_t(r)]);
+    if (rc[size_t(r)] == equarxSuccess)
       rc[size_t(r)] = equarxAllReduce(data[size_t(r)].data(), data[size_t(r)].data(), data[size_t(r)].size(),
                                       equarxFloat32, nullptr, comms[size_t(r)]);
-    });
-  for (auto& t : threads) t.join();
+    return Status::Ok();  // the C API's result is rc[r]
+  });
   for (int r = 0; r < n; ++r) {
     ASSERT_EQ(rc[size_t(r)], equarxSuccess) << r;
     int rank = -1, count = 0;

@@ -7,23 +7,23 @@
 #include <cstring>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "world.h"
 
 namespace {
 
-// Runs one AllReduce per rank on its own thread with per-rank configs.
+// Runs one AllReduce per rank (the tools' launcher, tools/common/world.h) with per-rank configs.
 std::vector<equarxResult_t> RunAll(std::vector<equarxComm_t>& comms,
                                    std::vector<equarxConfig_t>& configs,
                                    std::vector<std::vector<float>>& data,
                                    equarxDataType_t dt = equarxFloat32) {
   std::vector<equarxResult_t> out(comms.size());
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < comms.size(); ++r)
-    threads.emplace_back([&, r] {
-      out[r] = equarxAllReduce(data[r].data(), data[r].data(), data[r].size(), dt, &configs[r], comms[r]);
-    });
-  for (auto& t : threads) t.join();
+  equarx::tools::RunOnRanks(int(comms.size()), [&](int r) {
+    out[size_t(r)] = equarxAllReduce(data[size_t(r)].data(), data[size_t(r)].data(), data[size_t(r)].size(), dt,
+                                     &configs[size_t(r)], comms[size_t(r)]);
+    return equarx::Status::Ok();  // the C API's result is out[r]
+  });
   return out;
 }
 
@@ -155,21 +155,19 @@ TEST(CApi, AllReduceExWithResidualAndStats) {
   std::vector<equarxStats_t> stats(n);
   std::vector<equarxResult_t> res(n);
   auto call = [&](bool bad_stats) {
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r)
-      threads.emplace_back([&, r] {
-        equarxConfig_t c = EQUARX_CONFIG_INITIALIZER;
-        c.algorithm = equarxAlgoTwoShot;
-        c.codec = equarxCodecInt4;
-        c.rounding = equarxRoundStochastic;
-        c.seed = 42;
-        equarxStats_t s = EQUARX_STATS_INITIALIZER;
-        if (bad_stats && r == 1) s.size = 0;
-        res[r] = equarxAllReduceEx(data[r].data(), out[r].data(), count, equarxFloat32, &c,
-                                   residual[r].data(), &s, comms[r]);
-        stats[r] = s;
-      });
-    for (auto& t : threads) t.join();
+    equarx::tools::RunOnRanks(n, [&](int r) {
+      equarxConfig_t c = EQUARX_CONFIG_INITIALIZER;
+      c.algorithm = equarxAlgoTwoShot;
+      c.codec = equarxCodecInt4;
+      c.rounding = equarxRoundStochastic;
+      c.seed = 42;
+      equarxStats_t s = EQUARX_STATS_INITIALIZER;
+      if (bad_stats && r == 1) s.size = 0;
+      res[r] = equarxAllReduceEx(data[r].data(), out[r].data(), count, equarxFloat32, &c,
+                                 residual[r].data(), &s, comms[r]);
+      stats[r] = s;
+      return equarx::Status::Ok();  // the C API's result is res[r]
+    });
   };
   call(false);
   for (int r = 0; r < n; ++r) {

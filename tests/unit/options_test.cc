@@ -4,13 +4,13 @@
 
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "algo/resolve.h"
 #include "common/env.h"
 #include "equarx/equarx.h"
 #include "equarx/options.h"
+#include "world.h"
 
 namespace equarx {
 namespace {
@@ -18,9 +18,10 @@ namespace {
 // One C AllReduce of 256 floats on each of two in-process ranks, each with its own config.
 void RunTwoRanks(equarxComm_t comms[2], const equarxConfig_t cfg[2], equarxResult_t res[2]) {
   std::vector<float> buf[2] = {std::vector<float>(256, 1.0f), std::vector<float>(256, 2.0f)};
-  std::thread t([&] { res[1] = equarxAllReduce(buf[1].data(), buf[1].data(), 256, equarxFloat32, &cfg[1], comms[1]); });
-  res[0] = equarxAllReduce(buf[0].data(), buf[0].data(), 256, equarxFloat32, &cfg[0], comms[0]);
-  t.join();
+  tools::RunOnRanks(2, [&](int r) {
+    res[r] = equarxAllReduce(buf[r].data(), buf[r].data(), 256, equarxFloat32, &cfg[r], comms[r]);
+    return Status::Ok();  // the C API's result is res[r]
+  });
 }
 
 TEST(Options, FormatThenParseGivesTheSameOptions) {

@@ -29,6 +29,7 @@
 #include "support/socket_mesh.h"
 #include "transport/socket/socket_handshake.h"
 #include "transport/socket/socket_transport.h"
+#include "world.h"
 
 extern char** environ;
 
@@ -53,23 +54,19 @@ std::vector<rogue::Target> Targets(const uint8_t* all, int n) {
 // Every rank sends one message to every other; all must arrive intact.
 void ExpectMeshWorks(std::vector<std::unique_ptr<Transport>>& t) {
   const int n = int(t.size());
-  std::vector<std::thread> th;
-  for (int r = 0; r < n; ++r)
-    th.emplace_back([&, r] {
-      std::vector<int> out(static_cast<size_t>(n)), in(static_cast<size_t>(n), -1);
-      std::vector<Request> reqs(size_t(2 * n));
-      for (int p = 0; p < n; ++p) {
-        out[size_t(p)] = 1000 * r + p;
-        ASSERT_TRUE(t[size_t(r)]->Irecv(p, 9, &in[size_t(p)], sizeof(int), &reqs[size_t(2 * p)]).ok());
-        ASSERT_TRUE(t[size_t(r)]->Isend(p, 9, &out[size_t(p)], sizeof(int), &reqs[size_t(2 * p + 1)]).ok());
-      }
-      for (Request& q : reqs) {
-        Status st = t[size_t(r)]->Wait(&q, Clock::now() + std::chrono::seconds(10));
-        ASSERT_TRUE(st.ok()) << st.ToString();
-      }
-      for (int p = 0; p < n; ++p) EXPECT_EQ(in[size_t(p)], 1000 * p + r);
-    });
-  for (auto& x : th) x.join();
+  const std::vector<Status> st = tools::RunOnRanks(n, [&](int r) {
+    std::vector<int> out(static_cast<size_t>(n)), in(static_cast<size_t>(n), -1);
+    std::vector<Request> reqs(size_t(2 * n));
+    for (int p = 0; p < n; ++p) {
+      out[size_t(p)] = 1000 * r + p;
+      EQUARX_RETURN_IF_ERROR(t[size_t(r)]->Irecv(p, 9, &in[size_t(p)], sizeof(int), &reqs[size_t(2 * p)]));
+      EQUARX_RETURN_IF_ERROR(t[size_t(r)]->Isend(p, 9, &out[size_t(p)], sizeof(int), &reqs[size_t(2 * p + 1)]));
+    }
+    for (Request& q : reqs) EQUARX_RETURN_IF_ERROR(t[size_t(r)]->Wait(&q, Clock::now() + std::chrono::seconds(10)));
+    for (int p = 0; p < n; ++p) EXPECT_EQ(in[size_t(p)], 1000 * p + r);
+    return Status::Ok();
+  });
+  for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
 }
 
 // Rogue connections to every rank, made once every rank listens and before any connects;

@@ -103,20 +103,19 @@ TEST_P(Contract, LargeMessagesEveryWayAtOnce) {
     src[size_t(r)].resize(n);
     std::iota(src[size_t(r)].begin(), src[size_t(r)].end(), float(r * 1000));
   }
-  std::vector<std::thread> th;
-  for (int r = 0; r < 3; ++r)
-    th.emplace_back([&, r] {
-      Request reqs[4];
-      int k = 0;
-      for (int p = 0; p < 3; ++p) {
-        if (p == r) continue;
-        dst[size_t(3 * r + p)].assign(n, -1.0f);
-        ASSERT_TRUE(t[size_t(r)]->Irecv(p, 1, dst[size_t(3 * r + p)].data(), n * 4, &reqs[k++]).ok());
-        ASSERT_TRUE(t[size_t(r)]->Isend(p, 1, src[size_t(r)].data(), n * 4, &reqs[k++]).ok());
-      }
-      for (Request& q : reqs) ASSERT_TRUE(t[size_t(r)]->Wait(&q, In(20000)).ok());
-    });
-  for (auto& x : th) x.join();
+  const std::vector<Status> st = tools::RunOnRanks(3, [&](int r) {
+    Request reqs[4];
+    int k = 0;
+    for (int p = 0; p < 3; ++p) {
+      if (p == r) continue;
+      dst[size_t(3 * r + p)].assign(n, -1.0f);
+      EQUARX_RETURN_IF_ERROR(t[size_t(r)]->Irecv(p, 1, dst[size_t(3 * r + p)].data(), n * 4, &reqs[k++]));
+      EQUARX_RETURN_IF_ERROR(t[size_t(r)]->Isend(p, 1, src[size_t(r)].data(), n * 4, &reqs[k++]));
+    }
+    for (Request& q : reqs) EQUARX_RETURN_IF_ERROR(t[size_t(r)]->Wait(&q, In(20000)));
+    return Status::Ok();
+  });
+  for (const Status& s : st) ASSERT_TRUE(s.ok()) << s.ToString();
   for (int r = 0; r < 3; ++r) {
     for (int p = 0; p < 3; ++p) {
       if (p == r) continue;
@@ -200,25 +199,23 @@ TEST_P(Contract, ManyRanksManySmallMessages) {
   const int n = 5, msgs = 200;
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(n, &t);
-  std::vector<std::thread> th;
   std::vector<int> ok(n, 0);
-  for (int r = 0; r < n; ++r)
-    th.emplace_back([&, r] {
-      std::vector<Request> sreq(msgs), rreq(msgs);
-      std::vector<int> out(msgs), in(msgs, -1);
-      for (int i = 0; i < msgs; ++i) {
-        out[size_t(i)] = r * 1000 + i;
-        (void)t[size_t(r)]->Irecv((r + n - 1) % n, uint64_t(i), &in[size_t(i)], sizeof(int), &rreq[size_t(i)]);
-        (void)t[size_t(r)]->Isend((r + 1) % n, uint64_t(i), &out[size_t(i)], sizeof(int), &sreq[size_t(i)]);
-      }
-      bool good = true;
-      for (int i = 0; i < msgs; ++i) {
-        good &= t[size_t(r)]->Wait(&rreq[size_t(i)], In(10000)).ok() && in[size_t(i)] == ((r + n - 1) % n) * 1000 + i;
-        good &= t[size_t(r)]->Wait(&sreq[size_t(i)], In(10000)).ok();
-      }
-      ok[size_t(r)] = good;
-    });
-  for (auto& x : th) x.join();
+  tools::RunOnRanks(n, [&](int r) {
+    std::vector<Request> sreq(msgs), rreq(msgs);
+    std::vector<int> out(msgs), in(msgs, -1);
+    for (int i = 0; i < msgs; ++i) {
+      out[size_t(i)] = r * 1000 + i;
+      (void)t[size_t(r)]->Irecv((r + n - 1) % n, uint64_t(i), &in[size_t(i)], sizeof(int), &rreq[size_t(i)]);
+      (void)t[size_t(r)]->Isend((r + 1) % n, uint64_t(i), &out[size_t(i)], sizeof(int), &sreq[size_t(i)]);
+    }
+    bool good = true;
+    for (int i = 0; i < msgs; ++i) {
+      good &= t[size_t(r)]->Wait(&rreq[size_t(i)], In(10000)).ok() && in[size_t(i)] == ((r + n - 1) % n) * 1000 + i;
+      good &= t[size_t(r)]->Wait(&sreq[size_t(i)], In(10000)).ok();
+    }
+    ok[size_t(r)] = good;
+    return Status::Ok();  // what counts is ok[r]
+  });
   for (int r = 0; r < n; ++r) EXPECT_TRUE(ok[size_t(r)]) << "rank " << r;
 }
 
@@ -296,21 +293,18 @@ TEST_P(Stream, AFailedCommunicatorTellsTheGroupAtOnce) {
   MeshOk(3, &t);
   std::vector<std::unique_ptr<Communicator>> c;
   for (auto& x : t) c.push_back(std::make_unique<Communicator>(std::move(x)));
-  std::vector<Status> st(3);
   std::vector<double> ms(3);
-  std::vector<std::thread> th;
-  for (int r = 0; r < 3; ++r)
-    th.emplace_back([&, r] {
-      if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-      std::vector<float> x(4096, 1.0f), y(4096);
-      AllReduceOptions o;
-      o.algorithm = Algorithm::kRing;
-      o.timeout_ms = r == 2 ? 10000 : 300;
-      const auto t0 = Clock::now();
-      st[size_t(r)] = c[size_t(r)]->AllReduce(x.data(), y.data(), x.size(), DType::kFloat32, o);
-      ms[size_t(r)] = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    });
-  for (auto& x : th) x.join();
+  const std::vector<Status> st = tools::RunOnRanks(3, [&](int r) {
+    if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    std::vector<float> x(4096, 1.0f), y(4096);
+    AllReduceOptions o;
+    o.algorithm = Algorithm::kRing;
+    o.timeout_ms = r == 2 ? 10000 : 300;
+    const auto t0 = Clock::now();
+    const Status s = c[size_t(r)]->AllReduce(x.data(), y.data(), x.size(), DType::kFloat32, o);
+    ms[size_t(r)] = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return s;
+  });
   for (int r : {0, 1}) {
     EXPECT_FALSE(st[size_t(r)].ok());
     EXPECT_LT(ms[size_t(r)], 2000.0) << r;
@@ -393,7 +387,7 @@ TEST_P(Stream, AllReduceIsBitwiseEqualToInProcess) {
     std::vector<std::vector<float>> out_s(n), out_i(n);
     auto run = [&](std::vector<std::unique_ptr<Communicator>>& comms,
                    std::vector<std::vector<float>>& out) {
-      return testing::RunRanks(comms, [&](Communicator& c) {
+      return tools::RunOnRanks(comms, [&](Communicator& c) {
         std::vector<float> x(count);
         for (size_t i = 0; i < count; ++i) x[i] = float(std::sin(0.001 * double(i) * (c.rank() + 1)));
         out[size_t(c.rank())].resize(count);
@@ -434,7 +428,7 @@ TEST(HostLayout, FoundByTheHostPathAndTheDefaultOfRanksPerHost) {
   for (auto& x : t) comms.push_back(std::make_unique<Communicator>(std::move(x)));
   const size_t count = 100003;
   auto run = [&](uint32_t ranks_per_host, std::vector<std::vector<float>>* out, std::vector<uint64_t>* sent) {
-    return testing::RunRanks(comms, [&, ranks_per_host](Communicator& c) {
+    return tools::RunOnRanks(comms, [&, ranks_per_host](Communicator& c) {
       std::vector<float> x(count);
       for (size_t i = 0; i < count; ++i) x[i] = float(std::sin(0.001 * double(i) * (c.rank() + 1)));
       (*out)[size_t(c.rank())].resize(count);

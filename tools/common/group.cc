@@ -1,11 +1,10 @@
 // equarx tools — in-process group runner (see group.h).
 #include "group.h"
 
-#include <chrono>
 #include <cstring>
-#include <latch>
 #include <string>
-#include <thread>
+
+#include "world.h"
 
 namespace equarx::tools {
 
@@ -40,32 +39,23 @@ Status InProcessGroup::AllReduce(const std::vector<const void*>& send, const std
   const AllReduceExtras none;
   std::vector<uint64_t> before(n);
   for (size_t r = 0; r < n; ++r) before[r] = comms_[r]->stats().bytes_sent;
-  std::vector<Status> status(n);
-  std::latch ready(ptrdiff_t(n) + 1), go(1);
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (size_t r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      ready.count_down();
-      go.wait();
-      status[r] = comms_[r]->AllReduce(send[r], recv[r], count, dtype, options,
-                                       extras ? (*extras)[r] : none);
-    });
-  }
-  ready.arrive_and_wait();
-  const auto t0 = std::chrono::steady_clock::now();
-  go.count_down();
-  for (std::thread& t : threads) t.join();
-  const auto t1 = std::chrono::steady_clock::now();
+  double seconds = 0;
+  RankStart start;
+  start.together = true;  // the measured time covers the collective, not thread start-up
+  start.seconds = &seconds;
+  const std::vector<Status> status = RunOnRanks(
+      int(n),
+      [&](int rank) {
+        const size_t r = size_t(rank);
+        return comms_[r]->AllReduce(send[r], recv[r], count, dtype, options, extras ? (*extras)[r] : none);
+      },
+      start);
   if (result) {
-    result->seconds = std::chrono::duration<double>(t1 - t0).count();
+    result->seconds = seconds;
     result->bytes_sent.assign(n, 0);
     for (size_t r = 0; r < n; ++r) result->bytes_sent[r] = comms_[r]->stats().bytes_sent - before[r];
   }
-  for (size_t r = 0; r < n; ++r)
-    if (!status[r].ok())
-      return Status(status[r].code(), "rank " + std::to_string(r) + ": " + status[r].message());
-  return Status::Ok();
+  return FirstFailure(status, /*name_rank=*/true);
 }
 
 int FirstDifferentRank(const std::vector<void*>& recv, size_t bytes) {

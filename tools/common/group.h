@@ -1,9 +1,9 @@
 // equarx tools — run one AllReduce on every rank of an in-process group.
 //
-// Wraps CreateInProcessGroup: each call starts one thread per rank, releases them together
-// (so the measured time covers the collective, not thread start-up), joins them and reports
-// the wall time, every rank's Status and the wire bytes each rank sent during the call
-// (the delta of Communicator::stats().bytes_sent).
+// Wraps CreateInProcessGroup: each call runs the ranks through the tools' launcher (world.h,
+// RunOnRanks), released together so the measured time covers the collective, not thread
+// start-up, and reports the wall time, every rank's Status and the wire bytes each rank sent
+// during the call (the delta of Communicator::stats().bytes_sent).
 #pragma once
 
 #include <cstddef>

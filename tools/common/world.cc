@@ -2,6 +2,8 @@
 #include "world.h"
 
 #include <barrier>
+#include <chrono>
+#include <latch>
 #include <mutex>
 #include <thread>
 
@@ -90,15 +92,43 @@ class MpiWorld final : public World {
 
 }  // namespace
 
-std::vector<Status> RunOnRanks(std::vector<std::unique_ptr<Communicator>>& comms,
-                               const std::function<Status(Communicator&)>& fn) {
-  std::vector<Status> out(comms.size());
+std::vector<Status> RunOnRanks(int n, const std::function<Status(int rank)>& fn, const RankStart& start) {
+  const size_t ranks = size_t(n > 0 ? n : 0);
+  std::vector<Status> out(ranks);
+  // With `together`, every thread counts down `ready` and waits for `go`; this thread takes
+  // the start time once all are ready and then releases them.
+  std::latch ready(start.together ? ptrdiff_t(ranks) + 1 : 0), go(start.together ? 1 : 0);
   std::vector<std::thread> threads;
-  threads.reserve(comms.size());
-  for (size_t r = 0; r < comms.size(); ++r)
-    threads.emplace_back([&, r] { out[r] = fn(*comms[r]); });
-  for (auto& t : threads) t.join();
+  threads.reserve(ranks);
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      if (start.together) {
+        ready.count_down();
+        go.wait();
+      }
+      out[r] = fn(int(r));
+    });
+  if (start.together) {
+    ready.arrive_and_wait();
+    t0 = std::chrono::steady_clock::now();
+    go.count_down();
+  }
+  for (std::thread& t : threads) t.join();
+  if (start.seconds) *start.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+std::vector<Status> RunOnRanks(std::vector<std::unique_ptr<Communicator>>& comms,
+                               const std::function<Status(Communicator&)>& fn, const RankStart& start) {
+  return RunOnRanks(int(comms.size()), [&](int r) { return fn(*comms[size_t(r)]); }, start);
+}
+
+Status FirstFailure(const std::vector<Status>& ranks, bool name_rank) {
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (!ranks[r].ok())
+      return name_rank ? Status(ranks[r].code(), "rank " + std::to_string(r) + ": " + ranks[r].message()) : ranks[r];
+  return Status::Ok();
 }
 
 Status RunInProcess(int ranks, const std::function<void(World&)>& body) {

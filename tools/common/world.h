@@ -1,6 +1,8 @@
 // equarx tools — the ranks of a run, in-process threads or MPI processes, behind one interface
-// (barrier, max/sum reductions, a broadcast), so a measuring loop is written once: the world
-// launcher of equarx-perf, equarx-tune, the tests' thread harness and equarx-gemma3.
+// (barrier, max/sum reductions, a broadcast), so a measuring loop is written once; and
+// RunOnRanks, the one launcher of ranks as threads: the in-process worlds of equarx-perf and
+// equarx-tune, InProcessGroup (group.h: equarx-reduce, -accuracy, -demo), the tests and
+// equarx-gemma3's in-process ranks all start their threads here.
 #pragma once
 
 #include <cstddef>
@@ -30,10 +32,29 @@ class World {
   virtual std::string transport() const = 0;
 };
 
-/// Runs fn(comm) for every communicator of an in-process group, each on its own thread, and
-/// returns what each returned, indexed by rank.
+/// How RunOnRanks starts its threads.
+struct RankStart {
+  /// Hold every thread until all have started, then release them together, so that what runs
+  /// (and `seconds`) does not include thread start-up.
+  bool together = false;
+  /// If set: the wall time from the start (with `together`, the common release) to the last
+  /// rank done.
+  double* seconds = nullptr;
+};
+
+/// Runs fn(r) for every rank r in [0, n), each on its own thread, and returns what each
+/// returned, indexed by rank.
+std::vector<Status> RunOnRanks(int n, const std::function<Status(int rank)>& fn,
+                               const RankStart& start = {});
+
+/// The same over the communicators of a group: fn(*comms[r]) on rank r's thread.
 std::vector<Status> RunOnRanks(std::vector<std::unique_ptr<Communicator>>& comms,
-                               const std::function<Status(Communicator&)>& fn);
+                               const std::function<Status(Communicator&)>& fn,
+                               const RankStart& start = {});
+
+/// The first failing rank's status in rank order (its message prefixed "rank R: " with
+/// `name_rank`), or ok.
+Status FirstFailure(const std::vector<Status>& ranks, bool name_rank = false);
 
 /// Runs body(world) on `ranks` threads of an in-process group.
 Status RunInProcess(int ranks, const std::function<void(World&)>& body);

@@ -62,7 +62,7 @@ const char* const* SyntheticPieces(int* n) {
   return kPieces;
 }
 
-bool WriteSyntheticModel(const std::string& path, const SyntheticSpec& s, std::string* error) {
+equarx::Status WriteSyntheticModel(const std::string& path, const SyntheticSpec& s) {
   std::mt19937 rng(s.seed);
   GgufWriter w;
   w.SetString("general.architecture", "gemma3");
@@ -139,7 +139,7 @@ bool WriteSyntheticModel(const std::string& path, const SyntheticSpec& s, std::s
     add(p + "ffn_down.weight", {ff, d}, wide_types[(l + 1) % 3], 1.5f / std::sqrt(static_cast<float>(ff)));
     add_norm(p + "post_ffw_norm.weight", d);
   }
-  return w.Write(path, error);
+  return w.Write(path);
 }
 
 }  // namespace gemma3::testing

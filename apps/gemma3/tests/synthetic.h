@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "equarx/status.h"
+
 namespace gemma3::testing {
 
 struct SyntheticSpec {
@@ -17,8 +19,8 @@ struct SyntheticSpec {
   bool untied_output = false;
 };
 
-/// Writes the model to `path`; returns false with *error on failure.
-bool WriteSyntheticModel(const std::string& path, const SyntheticSpec& spec, std::string* error);
+/// Writes the model to `path` (GgufWriter::Write's status).
+equarx::Status WriteSyntheticModel(const std::string& path, const SyntheticSpec& spec);
 
 /// Pieces of the synthetic vocabulary (index = token id).
 const char* const* SyntheticPieces(int* n);

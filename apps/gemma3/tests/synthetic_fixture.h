@@ -27,12 +27,11 @@ class SyntheticModel : public ::testing::Test {
   }
   static void SetUpWith(const testing::SyntheticSpec& spec) {
     path_ = new std::string(::testing::TempDir() + "/gemma3_synth_" + std::to_string(::getpid()) + ".gguf");
-    std::string err;
-    ASSERT_TRUE(testing::WriteSyntheticModel(*path_, spec, &err)) << err;
+    ASSERT_EQ(testing::WriteSyntheticModel(*path_, spec).ToString(), "ok");
     file_ = new GgufFile;
-    ASSERT_TRUE(file_->Open(*path_, &err)) << err;
+    ASSERT_EQ(file_->Open(*path_).ToString(), "ok");
     config_ = new Config;
-    ASSERT_TRUE(config_->Read(*file_, &err)) << err;
+    ASSERT_EQ(config_->Read(*file_).ToString(), "ok");
   }
   static void TearDownTestSuite() {
     std::remove(path_->c_str());
@@ -48,10 +47,9 @@ class SyntheticModel : public ::testing::Test {
   static std::vector<float> Run(int tp, const ReduceConfig& rc, const std::vector<int32_t>& tokens,
                                 RunStats* st) {
     InProcessRunner run;
-    std::string err;
-    EXPECT_TRUE(run.Load(*file_, *config_, tp, &err)) << err;
+    EXPECT_EQ(run.Load(*file_, *config_, tp).ToString(), "ok");
     std::vector<float> h;
-    EXPECT_TRUE(run.Forward(tokens, rc, &h, st, &err)) << err;
+    EXPECT_EQ(run.Forward(tokens, rc, &h, st).ToString(), "ok");
     return h;
   }
   // The unquantized single-rank run: what the TP-N runs are compared with.

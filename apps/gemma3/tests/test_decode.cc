@@ -98,10 +98,9 @@ class SyntheticDecode : public SyntheticModel {
   }
   static std::vector<std::unique_ptr<RankModel>> Shards(int tp) {
     std::vector<std::unique_ptr<RankModel>> m(tp);
-    std::string err;
     for (int r = 0; r < tp; ++r) {
       m[r] = std::make_unique<RankModel>();
-      EXPECT_TRUE(m[r]->Load(*file_, *config_, r, tp, &err)) << err;
+      EXPECT_EQ(m[r]->Load(*file_, *config_, r, tp).ToString(), "ok");
     }
     return m;
   }
@@ -128,10 +127,9 @@ class SyntheticDecode : public SyntheticModel {
                  std::to_string(n) + " tokens");
     InProcessRunner gen;
     LmHead full;
-    std::string err;
-    ASSERT_TRUE(gen.Load(*file_, *config_, tp, &err)) << err;
-    ASSERT_TRUE(gen.LoadHead(&err)) << err;
-    ASSERT_TRUE(full.Load(*file_, *config_, 1, &err)) << err;
+    ASSERT_EQ(gen.Load(*file_, *config_, tp).ToString(), "ok");
+    ASSERT_EQ(gen.LoadHead().ToString(), "ok");
+    ASSERT_EQ(full.Load(*file_, *config_, 1).ToString(), "ok");
     const auto shards = Shards(tp);
     const auto prompt = Tokens(prompt_len);
     ReduceConfig rc;
@@ -169,8 +167,7 @@ class SyntheticDecode : public SyntheticModel {
 
 TEST_F(SyntheticDecode, StepsInPiecesMatchOneForwardBitwise) {
   RankModel m;
-  std::string err;
-  ASSERT_TRUE(m.Load(*file_, *config_, 0, 1, &err)) << err;
+  ASSERT_EQ(m.Load(*file_, *config_, 0, 1).ToString(), "ok");
   const auto tokens = Tokens(70);  // two query blocks of 48, five key panels, window 5
   const size_t d = config_->d_model;
   std::vector<float> whole(tokens.size() * d);
@@ -209,9 +206,8 @@ TEST_F(SyntheticDecode, GenerateWithTheEquarxRingMatchesRecomputedPrefill) {
 TEST_F(SyntheticDecode, DecodeAllocatesNothing) {
   RankModel m;
   LmHead head;
-  std::string err;
-  ASSERT_TRUE(m.Load(*file_, *config_, 0, 1, &err)) << err;
-  ASSERT_TRUE(head.Load(*file_, *config_, 1, &err)) << err;
+  ASSERT_EQ(m.Load(*file_, *config_, 0, 1).ToString(), "ok");
+  ASSERT_EQ(head.Load(*file_, *config_, 1).ToString(), "ok");
   const Reducer none = [](float*, size_t) { return true; };
   const Exchange single = [](double*, size_t) { return true; };
   const auto prompt = Tokens(20);
@@ -233,9 +229,8 @@ TEST_F(SyntheticDecode, DecodeAllocatesNothing) {
 
 TEST_F(SyntheticDecode, RanksThatDisagreeFail) {
   InProcessRunner gen;
-  std::string err;
-  ASSERT_TRUE(gen.Load(*file_, *config_, 2, &err)) << err;
-  ASSERT_TRUE(gen.LoadHead(&err)) << err;
+  ASSERT_EQ(gen.Load(*file_, *config_, 2).ToString(), "ok");
+  ASSERT_EQ(gen.LoadHead().ToString(), "ok");
   // Rank 1's sums are off by one ulp in one value: its hidden state differs from rank 0's.
   const Factory skewed = [](World& w) -> Reducer {
     Reducer sum = RankOrderSum(w);
@@ -254,12 +249,11 @@ TEST_F(SyntheticDecode, RanksThatDisagreeFail) {
 
 TEST_F(SyntheticDecode, BadRequestsAreErrors) {
   InProcessRunner gen;
-  std::string err;
-  ASSERT_TRUE(gen.Load(*file_, *config_, 2, &err)) << err;
+  ASSERT_EQ(gen.Load(*file_, *config_, 2).ToString(), "ok");
   GenerateResult res;
   EXPECT_EQ(gen.Generate(Tokens(3), 2, ReduceConfig{}, false, &res).code(), equarx::StatusCode::kInternal)
       << "Generate before LoadHead";
-  ASSERT_TRUE(gen.LoadHead(&err)) << err;
+  ASSERT_EQ(gen.LoadHead().ToString(), "ok");
   using equarx::StatusCode;
   EXPECT_EQ(gen.Generate({}, 2, ReduceConfig{}, false, &res).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(gen.Generate(Tokens(3), 0, ReduceConfig{}, false, &res).code(), StatusCode::kInvalidArgument);

@@ -170,8 +170,7 @@ TEST_F(SyntheticModel, QuantizedRunsStayCloseAndRanksAgree) {
 
 TEST_F(SyntheticModel, LmHeadIsTiedEmbedding) {
   LmHead head;
-  std::string err;
-  ASSERT_TRUE(head.Load(*file_, *config_, 2, &err)) << err;
+  ASSERT_EQ(head.Load(*file_, *config_, 2).ToString(), "ok");
   EXPECT_EQ(head.vocab(), static_cast<size_t>(config_->vocab));
   auto tokens = Tokens(5);
   RunStats st;

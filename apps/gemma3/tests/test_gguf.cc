@@ -45,10 +45,10 @@ TEST(Gguf, RoundTripMetadataAndTensors) {
     std::memcpy(&h[2 * i], &v, 2);
   }
   w.AddTensor("t.f16", {4}, static_cast<uint32_t>(GgmlType::kF16), h);
-  std::string path = TempPath("roundtrip"), err;
-  ASSERT_TRUE(w.Write(path, &err)) << err;
+  std::string path = TempPath("roundtrip");
+  ASSERT_EQ(w.Write(path).ToString(), "ok");
   GgufFile f;
-  ASSERT_TRUE(f.Open(path, &err)) << err;
+  ASSERT_EQ(f.Open(path).ToString(), "ok");
   EXPECT_EQ(f.version(), 3u);
   EXPECT_EQ(f.GetString("general.architecture", ""), "gemma3");
   EXPECT_EQ(f.GetInt("x.u32", 0), 123456);
@@ -72,13 +72,14 @@ TEST(Gguf, RoundTripMetadataAndTensors) {
 }
 
 TEST(Gguf, RejectsGarbage) {
-  std::string path = TempPath("garbage"), err;
+  std::string path = TempPath("garbage");
   FILE* fp = std::fopen(path.c_str(), "wb");
   std::fputs("GGUF\x03\0\0\0 this is not a model at all......", fp);
   std::fclose(fp);
   GgufFile f;
-  EXPECT_FALSE(f.Open(path, &err));
-  EXPECT_FALSE(err.empty());
+  const equarx::Status st = f.Open(path);
+  EXPECT_FALSE(st.ok());
+  EXPECT_FALSE(st.message().empty());
   std::remove(path.c_str());
 }
 
@@ -178,14 +179,14 @@ TEST(Dequant, Q6_K) {
 }
 
 TEST(Tokenizer, SyntheticVocabulary) {
-  std::string path = TempPath("tok"), err;
+  std::string path = TempPath("tok");
   testing::SyntheticSpec spec;
   spec.layers = 1;
-  ASSERT_TRUE(testing::WriteSyntheticModel(path, spec, &err)) << err;
+  ASSERT_EQ(testing::WriteSyntheticModel(path, spec).ToString(), "ok");
   GgufFile f;
-  ASSERT_TRUE(f.Open(path, &err)) << err;
+  ASSERT_EQ(f.Open(path).ToString(), "ok");
   Tokenizer tok;
-  ASSERT_TRUE(tok.Load(f, &err)) << err;
+  ASSERT_EQ(tok.Load(f).ToString(), "ok");
   int n;
   testing::SyntheticPieces(&n);
   const int byte0 = n - 256;
@@ -203,8 +204,8 @@ TEST(Tokenizer, SyntheticVocabulary) {
 // vocabulary whose bos or unknown id lies outside it, or that can encode some byte neither by
 // a <0xXX> piece nor by an unknown token, made Encode return ids outside the vocabulary (-1,
 // or the bad id). Load now refuses such a file with a message naming the problem.
-bool LoadVocabulary(const std::vector<std::string>& pieces, const std::vector<int32_t>& types,
-                    int bos, int unk, Tokenizer* tok, std::string* err) {
+equarx::Status LoadVocabulary(const std::vector<std::string>& pieces, const std::vector<int32_t>& types,
+                              int bos, int unk, Tokenizer* tok) {
   GgufWriter w;
   w.SetStringArray("tokenizer.ggml.tokens", pieces);
   w.SetI32Array("tokenizer.ggml.token_type", types);
@@ -213,23 +214,26 @@ bool LoadVocabulary(const std::vector<std::string>& pieces, const std::vector<in
   std::vector<uint8_t> image;
   w.Serialize(&image);
   GgufFile f;
-  if (!f.OpenBytes(image.data(), image.size(), err)) return false;
-  return tok->Load(f, err);
+  EQUARX_RETURN_IF_ERROR(f.OpenBytes(image.data(), image.size()));
+  return tok->Load(f);
 }
 
 TEST(Tokenizer, RejectsIdsOutsideTheVocabularyAndUnencodableBytes) {
   const std::vector<std::string> pieces = {"<unk>", "<bos>", "a", "<0x41>"};
   const std::vector<int32_t> types = {2, 3, 1, 6};
   Tokenizer tok;
-  std::string err;
-  EXPECT_FALSE(LoadVocabulary(pieces, types, 4, 0, &tok, &err));
-  EXPECT_NE(err.find("bos token id 4 is outside the vocabulary of 4 pieces"), std::string::npos) << err;
-  EXPECT_FALSE(LoadVocabulary(pieces, types, 1, 7, &tok, &err));
-  EXPECT_NE(err.find("unknown token id 7 is outside"), std::string::npos) << err;
-  EXPECT_FALSE(LoadVocabulary(pieces, types, 1, -2, &tok, &err));
-  EXPECT_NE(err.find("no <0x00> piece and no unknown token"), std::string::npos) << err;
+  equarx::Status st = LoadVocabulary(pieces, types, 4, 0, &tok);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("bos token id 4 is outside the vocabulary of 4 pieces"), std::string::npos)
+      << st.ToString();
+  st = LoadVocabulary(pieces, types, 1, 7, &tok);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("unknown token id 7 is outside"), std::string::npos) << st.ToString();
+  st = LoadVocabulary(pieces, types, 1, -2, &tok);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no <0x00> piece and no unknown token"), std::string::npos) << st.ToString();
   // With an unknown token every byte is encodable, and every id is in range.
-  ASSERT_TRUE(LoadVocabulary(pieces, types, 1, 0, &tok, &err)) << err;
+  ASSERT_EQ(LoadVocabulary(pieces, types, 1, 0, &tok).ToString(), "ok");
   for (int32_t id : tok.Encode("aA\xff\xC3\xA9 z"))
     EXPECT_TRUE(id >= 0 && size_t(id) < tok.vocab_size()) << id;
 }
@@ -254,8 +258,7 @@ TEST(Tokenizer, BytePiecesAreExactlyTwoHexDigits) {
   const std::vector<std::string> pieces = {"<unk>", "<bos>", "<0x+4>", "<0x-4>", "<0x41>", "<0x0a>"};
   const std::vector<int32_t> types = {2, 3, 6, 6, 6, 6};
   Tokenizer tok;
-  std::string err;
-  ASSERT_TRUE(LoadVocabulary(pieces, types, 1, 0, &tok, &err)) << err;
+  ASSERT_EQ(LoadVocabulary(pieces, types, 1, 0, &tok).ToString(), "ok");
   const std::vector<int32_t> ids = tok.Encode("\x04" "A\n", false);
   auto has = [&](int32_t id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
   EXPECT_FALSE(has(2) || has(3));  // no piece for byte 4: it is unknown
@@ -274,9 +277,9 @@ TEST(Gguf, TensorSizeThatOverflowsIsRefused) {
     std::vector<uint8_t> image;
     w.Serialize(&image);
     GgufFile f;
-    std::string err;
-    EXPECT_FALSE(f.OpenBytes(image.data(), image.size(), &err));
-    EXPECT_NE(err.find("size overflows"), std::string::npos) << err;
+    const equarx::Status st = f.OpenBytes(image.data(), image.size());
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("size overflows"), std::string::npos) << st.ToString();
   }
 }
 
@@ -296,15 +299,14 @@ TEST(Gguf, TensorOffsetThatWrapsIsRefused) {
   for (uint64_t off : {~uint64_t(0) - 15, ~uint64_t(0)}) {
     std::memcpy(image.data() + offset_at, &off, 8);
     GgufFile f;
-    std::string err;
-    EXPECT_FALSE(f.OpenBytes(image.data(), image.size(), &err)) << off;
-    EXPECT_NE(err.find("data outside the file"), std::string::npos) << err;
+    const equarx::Status st = f.OpenBytes(image.data(), image.size());
+    EXPECT_FALSE(st.ok()) << off;
+    EXPECT_NE(st.message().find("data outside the file"), std::string::npos) << st.ToString();
   }
   const uint64_t zero = 0;
   std::memcpy(image.data() + offset_at, &zero, 8);
   GgufFile f;
-  std::string err;
-  EXPECT_TRUE(f.OpenBytes(image.data(), image.size(), &err)) << err;
+  EXPECT_EQ(f.OpenBytes(image.data(), image.size()).ToString(), "ok");
 }
 
 }  // namespace

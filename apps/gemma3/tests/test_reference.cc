@@ -84,10 +84,9 @@ class RealModel : public ::testing::Test {
       GTEST_SKIP() << "Gemma 3 model not found at " << path_
                    << " (run scripts/fetch_model.sh or set EQUARX_GEMMA3_MODEL)";
     }
-    std::string err;
-    ASSERT_TRUE(file_.Open(path_, &err)) << err;
-    ASSERT_TRUE(config_.Read(file_, &err)) << err;
-    ASSERT_TRUE(tok_.Load(file_, &err)) << err;
+    ASSERT_EQ(file_.Open(path_).ToString(), "ok");
+    ASSERT_EQ(config_.Read(file_).ToString(), "ok");
+    ASSERT_EQ(tok_.Load(file_).ToString(), "ok");
     cases_ = ReadFixture(GEMMA3_FIXTURE);
     ASSERT_FALSE(cases_.empty()) << "fixture missing: " << GEMMA3_FIXTURE;
   }
@@ -105,14 +104,13 @@ TEST_F(RealModel, TokenizerMatchesReference) {
 TEST_F(RealModel, SingleRankLogitsMatchReference) {
   InProcessRunner run;
   LmHead head;
-  std::string err;
-  ASSERT_TRUE(run.Load(file_, config_, 1, &err)) << err;
-  ASSERT_TRUE(head.Load(file_, config_, HardwareThreads(), &err)) << err;
+  ASSERT_EQ(run.Load(file_, config_, 1).ToString(), "ok");
+  ASSERT_EQ(head.Load(file_, config_, HardwareThreads()).ToString(), "ok");
   const size_t V = head.vocab();
   for (const auto& c : cases_) {
     std::vector<float> hidden, logits(c.tokens.size() * V);
     RunStats st;
-    ASSERT_TRUE(run.Forward(c.tokens, ReduceConfig{}, &hidden, &st, &err)) << err;
+    ASSERT_EQ(run.Forward(c.tokens, ReduceConfig{}, &hidden, &st).ToString(), "ok");
     head.Logits(hidden.data(), c.tokens.size(), logits.data(), HardwareThreads());
     ASSERT_EQ(c.top.size(), c.tokens.size());
     double worst = 0;
@@ -140,21 +138,20 @@ TEST_F(RealModel, TensorParallelRingMatchesSingleRank) {
   const auto& tokens = cases_.back().tokens;
   ReduceConfig ring;
   ring.options.algorithm = equarx::Algorithm::kRing;
-  std::string err;
   std::vector<float> ref;
   RunStats st;
   {
     InProcessRunner run;
-    ASSERT_TRUE(run.Load(file_, config_, 1, &err)) << err;
-    ASSERT_TRUE(run.Forward(tokens, ring, &ref, &st, &err)) << err;
+    ASSERT_EQ(run.Load(file_, config_, 1).ToString(), "ok");
+    ASSERT_EQ(run.Forward(tokens, ring, &ref, &st).ToString(), "ok");
   }
   double scale = 0;
   for (float v : ref) scale = std::max(scale, static_cast<double>(std::fabs(v)));
   for (int tp : {2, 4}) {
     InProcessRunner run;
-    ASSERT_TRUE(run.Load(file_, config_, tp, &err)) << err;
+    ASSERT_EQ(run.Load(file_, config_, tp).ToString(), "ok");
     std::vector<float> h;
-    ASSERT_TRUE(run.Forward(tokens, ring, &h, &st, &err)) << err;
+    ASSERT_EQ(run.Forward(tokens, ring, &h, &st).ToString(), "ok");
     EXPECT_TRUE(st.ranks_agree);
     double m = 0;
     for (size_t i = 0; i < h.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(h[i]) - ref[i]));
@@ -170,17 +167,18 @@ TEST_F(RealModel, GenerateWithTheRingGivesTheExactTokens) {
   const Case& c = cases_.front();
   ReduceConfig ring;
   ring.options.algorithm = equarx::Algorithm::kRing;
-  std::string err;
   GenerateResult exact, tp2;
   {
     InProcessRunner run;
-    ASSERT_TRUE(run.Load(file_, config_, 1, &err) && run.LoadHead(&err)) << err;
+    ASSERT_EQ(run.Load(file_, config_, 1).ToString(), "ok");
+    ASSERT_EQ(run.LoadHead().ToString(), "ok");
     const equarx::Status st = run.Generate(c.tokens, 12, ReduceConfig{}, false, &exact);
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
   ASSERT_EQ(exact.tokens.front(), c.top.back().front().first);
   InProcessRunner run;
-  ASSERT_TRUE(run.Load(file_, config_, 2, &err) && run.LoadHead(&err)) << err;
+  ASSERT_EQ(run.Load(file_, config_, 2).ToString(), "ok");
+  ASSERT_EQ(run.LoadHead().ToString(), "ok");
   const equarx::Status st = run.Generate(c.tokens, 12, ring, false, &tp2);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(tp2.tokens, exact.tokens);

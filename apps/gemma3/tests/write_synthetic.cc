@@ -15,9 +15,8 @@ int main(int argc, char** argv) {
   gemma3::testing::SyntheticSpec spec;
   if (argc >= 3) spec.seed = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
   spec.untied_output = argc == 4;
-  std::string error;
-  if (!gemma3::testing::WriteSyntheticModel(argv[1], spec, &error)) {
-    std::fprintf(stderr, "gemma3_write_synthetic: %s\n", error.c_str());
+  if (const equarx::Status st = gemma3::testing::WriteSyntheticModel(argv[1], spec); !st.ok()) {
+    std::fprintf(stderr, "gemma3_write_synthetic: %s\n", st.message().c_str());
     return 1;
   }
   return 0;
