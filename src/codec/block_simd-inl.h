@@ -83,33 +83,8 @@ HWY_INLINE float FloatOf(uint32_t u) {
 
 // ---- element loads and stores (vector at element i, and scalar) --------------------------------------
 
-template <DType T>
-HWY_INLINE VF LoadF(const void* p, size_t i) {
-  const DF df;
-  const DU du;
-  if constexpr (T == DType::kFloat32) {
-    return hn::LoadU(df, static_cast<const float*>(p) + i);
-  } else {
-    const VU h = hn::PromoteTo(du, hn::LoadU(D16(), static_cast<const uint16_t*>(p) + i));
-    if constexpr (T == DType::kBFloat16) {
-      return hn::BitCast(df, hn::ShiftLeft<16>(h));
-    } else {
-      return cvt::F16BitsToF32(h);  // exact
-    }
-  }
-}
-
-// The vector v stored as N elements of type T at element i: bf16/f16 with the exact
-// converters of convert_simd-inl.h (raw.cc's, so the reference's bits).
-template <DType T>
-HWY_INLINE void StoreF(VF v, void* p, size_t i) {
-  if constexpr (T == DType::kFloat32) {
-    hn::StoreU(v, DF(), static_cast<float*>(p) + i);
-  } else {
-    const VU h = T == DType::kBFloat16 ? cvt::F32ToBF16Bits(v) : cvt::F32ToF16Bits(v);
-    hn::StoreU(hn::DemoteTo(D16(), hn::BitCast(DI(), h)), D16(), static_cast<uint16_t*>(p) + i);
-  }
-}
+using cvt::LoadF;   // convert_simd-inl.h: one vector of the dtype as f32 (exact)
+using cvt::StoreF;  // and stored back (the reference's rounding)
 
 template <DType T>
 HWY_INLINE float LoadOne(const void* p, size_t i) {

@@ -1,6 +1,7 @@
-// equarx codec — vector dtype conversions shared by raw.cc, the block formats' loads and the
-// rotation's stores (per-target header, included inside a foreach_target unit). Integer arithmetic on bit
-// patterns plus exact f32 products, so every target gives the reference's bits.
+// equarx codec — vector dtype conversions, and the typed vector loads and stores built on them,
+// shared by raw.cc, the block formats and the rotation (per-target header, included inside a
+// foreach_target unit). Integer arithmetic on bit patterns plus exact f32 products, so every
+// target gives the reference's bits.
 #if defined(EQUARX_CODEC_CONVERT_SIMD_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EQUARX_CODEC_CONVERT_SIMD_INL_H_
 #undef EQUARX_CODEC_CONVERT_SIMD_INL_H_
@@ -8,6 +9,10 @@
 #define EQUARX_CODEC_CONVERT_SIMD_INL_H_
 #endif
 
+#include <cstddef>
+#include <cstdint>
+
+#include "equarx/types.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -98,6 +103,36 @@ HWY_INLINE hn::Vec<DU> F32ToE5Bits(hn::Vec<DF> f) {
 }
 HWY_INLINE hn::Vec<DU> F32ToF16Bits(hn::Vec<DF> f) { return F32ToE5Bits<10>(f); }
 HWY_INLINE hn::Vec<DU> F32ToE5M2Bits(hn::Vec<DF> f) { return F32ToE5Bits<2>(f); }
+
+// One vector of elements of type T at element i of p, as f32 (exact).
+template <DType T>
+HWY_INLINE hn::Vec<DF> LoadF(const void* p, size_t i) {
+  const DF df;
+  if constexpr (T == DType::kFloat32) {
+    return hn::LoadU(df, static_cast<const float*>(p) + i);
+  } else {
+    using D16 = hn::Rebind<uint16_t, DF>;
+    const hn::Vec<DU> h = hn::PromoteTo(DU(), hn::LoadU(D16(), static_cast<const uint16_t*>(p) + i));
+    if constexpr (T == DType::kBFloat16) {
+      return hn::BitCast(df, hn::ShiftLeft<16>(h));
+    } else {
+      return F16BitsToF32(h);
+    }
+  }
+}
+
+// The vector v stored as elements of type T at element i of p (bf16 and f16 rounded to
+// nearest even, as the reference rounds).
+template <DType T>
+HWY_INLINE void StoreF(hn::Vec<DF> v, void* p, size_t i) {
+  if constexpr (T == DType::kFloat32) {
+    hn::StoreU(v, DF(), static_cast<float*>(p) + i);
+  } else {
+    using D16 = hn::Rebind<uint16_t, DF>;
+    const hn::Vec<DU> h = T == DType::kBFloat16 ? F32ToBF16Bits(v) : F32ToF16Bits(v);
+    hn::StoreU(hn::DemoteTo(D16(), hn::BitCast(DI(), h)), D16(), static_cast<uint16_t*>(p) + i);
+  }
+}
 
 }  // namespace cvt
 }  // namespace HWY_NAMESPACE

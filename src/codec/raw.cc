@@ -36,7 +36,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
 using DU = hn::RebindToUnsigned<DF>;
-using D16 = hn::Rebind<uint16_t, DF>;
 using D8 = hn::Rebind<uint8_t, DF>;
 using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
@@ -44,43 +43,34 @@ using VU = hn::Vec<DU>;
 
 // ---- Vector conversions ----------------------------------------------------------------
 
-HWY_INLINE VF BF16BitsToF32(VU h) { return hn::BitCast(DF(), hn::ShiftLeft<16>(h)); }
-
-using cvt::F16BitsToF32;  // convert_simd-inl.h, as are the three below
-using cvt::F32ToBF16Bits;
-using cvt::F32ToF16Bits;
+using cvt::F16BitsToF32;  // convert_simd-inl.h, as is the one below
 using cvt::F32ToE5M2Bits;
 
 // ---- Typed vector load / store of one vector at element index i ----------------------------
 
 enum class Kind { kF32, kBF16, kF16, kE5M2 };
 
+// The dtype of a kind other than e5m2.
+constexpr DType DTypeOf(Kind k) {
+  return k == Kind::kF32 ? DType::kFloat32 : k == Kind::kBF16 ? DType::kBFloat16 : DType::kFloat16;
+}
+
 template <Kind K>
 HWY_INLINE VF LoadAs(const void* p, size_t i) {
-  const DF df;
-  const DU du;
-  if constexpr (K == Kind::kF32) {
-    return hn::LoadU(df, static_cast<const float*>(p) + i);
-  } else if constexpr (K == Kind::kE5M2) {
-    const VU b = hn::PromoteTo(du, hn::LoadU(D8(), static_cast<const uint8_t*>(p) + i));
+  if constexpr (K == Kind::kE5M2) {
+    const VU b = hn::PromoteTo(DU(), hn::LoadU(D8(), static_cast<const uint8_t*>(p) + i));
     return F16BitsToF32(hn::ShiftLeft<8>(b));
   } else {
-    const VU h = hn::PromoteTo(du, hn::LoadU(D16(), static_cast<const uint16_t*>(p) + i));
-    return K == Kind::kBF16 ? BF16BitsToF32(h) : F16BitsToF32(h);
+    return cvt::LoadF<DTypeOf(K)>(p, i);
   }
 }
 
 template <Kind K>
 HWY_INLINE void StoreAs(VF v, void* p, size_t i) {
-  const DI di;
-  if constexpr (K == Kind::kF32) {
-    hn::StoreU(v, DF(), static_cast<float*>(p) + i);
-  } else if constexpr (K == Kind::kE5M2) {
-    hn::StoreU(hn::DemoteTo(D8(), hn::BitCast(di, F32ToE5M2Bits(v))), D8(),
-               static_cast<uint8_t*>(p) + i);
+  if constexpr (K == Kind::kE5M2) {
+    hn::StoreU(hn::DemoteTo(D8(), hn::BitCast(DI(), F32ToE5M2Bits(v))), D8(), static_cast<uint8_t*>(p) + i);
   } else {
-    const VU h = K == Kind::kBF16 ? F32ToBF16Bits(v) : F32ToF16Bits(v);
-    hn::StoreU(hn::DemoteTo(D16(), hn::BitCast(di, h)), D16(), static_cast<uint16_t*>(p) + i);
+    cvt::StoreF<DTypeOf(K)>(v, p, i);
   }
 }
 

@@ -150,6 +150,14 @@ equarx::Status ToOptions(const equarxConfig_t* in, equarx::AllReduceOptions* o) 
 thread_local std::string g_option_error;
 thread_local std::string g_create_error;  // equarxCommCreate's last failure on this thread
 
+// *out = get(communicator), for the communicator's getters; null arguments are refused.
+template <class T, class Get>
+equarxResult_t Read(equarxComm_t comm, T* out, Get get) {
+  if (!comm || !out) return equarxInvalidArgument;
+  *out = T(get(*comm->comm));
+  return equarxSuccess;
+}
+
 }  // namespace
 
 extern "C" {
@@ -315,27 +323,19 @@ equarxResult_t equarxAllReduceEx(const void* sendbuff, void* recvbuff, size_t co
 }
 
 equarxResult_t equarxCommRank(equarxComm_t comm, int* rank) {
-  if (!comm || !rank) return equarxInvalidArgument;
-  *rank = comm->comm->rank();
-  return equarxSuccess;
+  return Read(comm, rank, [](const equarx::Communicator& c) { return c.rank(); });
 }
 
 equarxResult_t equarxCommCount(equarxComm_t comm, int* count) {
-  if (!comm || !count) return equarxInvalidArgument;
-  *count = comm->comm->size();
-  return equarxSuccess;
+  return Read(comm, count, [](const equarx::Communicator& c) { return c.size(); });
 }
 
 equarxResult_t equarxCommBytesSent(equarxComm_t comm, uint64_t* bytes) {
-  if (!comm || !bytes) return equarxInvalidArgument;
-  *bytes = comm->comm->stats().bytes_sent;
-  return equarxSuccess;
+  return Read(comm, bytes, [](const equarx::Communicator& c) { return c.stats().bytes_sent; });
 }
 
 equarxResult_t equarxCommScratchBytes(equarxComm_t comm, uint64_t* bytes) {
-  if (!comm || !bytes) return equarxInvalidArgument;
-  *bytes = comm->comm->stats().scratch_bytes;
-  return equarxSuccess;
+  return Read(comm, bytes, [](const equarx::Communicator& c) { return c.stats().scratch_bytes; });
 }
 
 const char* equarxCommGetLastError(equarxComm_t comm) {
