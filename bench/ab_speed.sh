@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# bench/ab_speed.sh — this build's speed against an earlier build's, side by side, for a change
+# that must not move it: the codec kernels a refactor touches (the rotation both ways, the raw
+# bf16 conversions, the int8 encode and fused kernel on bf16 data) on every SIMD target the CPU
+# has, and AllReduce over 4 emulated hosts at 1 Gbit/s (equarx-perf, f32: the unquantized ring
+# and the default call at 16 and 64 MiB), the two builds alternating launch by launch. Medians;
+# bench/plot/ab_table.py writes the table into docs/performance.md ("generated:ab_speed").
+#
+#   bash bench/ab_speed.sh --before BUILD_DIR [--launches N] [--out DIR]   (root: the namespaces)
+#
+# BUILD_DIR: the release build of the earlier revision (e.g. a git worktree's build/release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BEFORE=
+LAUNCHES=2
+OUT=bench/results/ab_speed
+source bench/options_lib.sh
+bench_options "bench/ab_speed.sh --before BUILD_DIR [--launches N] [--out DIR]" \
+  --before=BEFORE --launches=LAUNCHES --out=OUT -- "$@"
+source bench/codec_speed_lib.sh
+if [[ -z $BEFORE || ! -x $BEFORE/bench/codec/equarx_codec_bench || ! -x $BEFORE/tools/perf/equarx-perf ]]; then
+  echo "ab_speed.sh: --before must name a release build with equarx_codec_bench and equarx-perf" >&2
+  exit 2
+fi
+FILTER='(RotateForward|RotateInverse|RawBF16Encode|RawBF16Decode|Int8Encode<128, BF16>|Int8DecodeAccumulateEncode<128, BF16>)/'
+rm -rf "$OUT"
+mkdir -p "$OUT"
+speed_env "$OUT/env.txt"
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BEFORE/CMakeCache.txt")
+echo "before: $(git -C "$src" rev-parse HEAD)$(git -C "$src" diff --quiet HEAD -- src include || echo ' (+ uncommitted changes)')" >>"$OUT/env.txt"
+echo "command: bash bench/ab_speed.sh --before $BEFORE --launches $LAUNCHES --out $OUT" >>"$OUT/env.txt"
+
+for target in $(codec_targets); do
+  for side in before after; do
+    echo "== kernels, $target, $side" >&2
+    build=$([[ $side == before ]] && echo "$BEFORE" || echo "$B")
+    codec_bench "$build" "$target" "$FILTER" "$OUT/kernels_${side}_${target}.json"
+  done
+done
+
+for ((l = 1; l <= LAUNCHES; l++)); do
+  for side in before after; do
+    echo "== emulated hosts, launch $l, $side" >&2
+    build=$([[ $side == before ]] && echo "$BEFORE" || echo "$B")
+    bash bench/netem/run.sh --hosts 4 --rates 1gbit --configs f32 -b 16M -e 64M -f 4 --algos full_bidir \
+      --f32-phases rs+ag --build "$build" --out "$OUT/netem_${side}_$l" >"$OUT/netem_${side}_$l.log" 2>&1
+  done
+done
+load_after "$OUT/env.txt"
+python3 bench/plot/ab_table.py "$OUT" --splice docs/performance.md
