@@ -17,15 +17,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from codec_speed_table import emit, env_of, netem_rows, one_results_dir  # noqa: E402
+from plot import human  # noqa: E402
 
 ALGOS = ("auto", "ring")  # equarx's default call; the unquantized ring (every byte of the tensor on the wire)
-
-
-def size_text(b):
-    for unit, k in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if b >= k and b % k == 0:
-            return f"{b // k}{unit}"
-    return str(b)
 
 
 def mode_of(row):
@@ -70,7 +64,7 @@ def main():
                     continue
                 off, on = statistics.median(t["off"]), statistics.median(t["on"])
                 cells.append(f"{off / 1e3:.2f} ms | {on / 1e3:.2f} ms | {100 * (on / off - 1):+.1f}%")
-            out.append(f"| {size_text(size)} | " + " | ".join(cells) + " |")
+            out.append(f"| {human(size)} | " + " | ".join(cells) + " |")
         out.append("")
     emit("\n".join(out).rstrip("\n"), splice, "encryption")
 

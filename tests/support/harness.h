@@ -1,5 +1,6 @@
 // Thread-rank harness: runs one function per rank of an in-process group, each on its own
-// thread, and collects what every rank returned.
+// thread, and collects what every rank returned. Also the hex text of bytes, to compare them
+// with published test vectors.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,9 @@
 #include "equarx/communicator.h"
 
 namespace equarx::testing {
+
+/// Lower-case hex of the `n` bytes at `p`.
+std::string HexOf(const void* p, size_t n);
 
 /// Creates an N-rank in-process group and runs fn(comm) on N threads concurrently.
 /// Returns each rank's status, indexed by rank.

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/harness.h"
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,15 +20,9 @@
 namespace equarx::transport {
 namespace {
 
-std::string Hex(const Digest& d, size_t n = 32) {
-  static const char* k = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += k[d[i] >> 4];
-    s += k[d[i] & 15];
-  }
-  return s;
-}
+using testing::HexOf;
+
+std::string Hex(const Digest& d, size_t n = 32) { return HexOf(d.data(), n); }
 
 std::string Sha(const std::string& m) {
   Sha256 h;
@@ -104,16 +100,6 @@ TEST(HmacSha256, ConstantTimeEqualAndRandom) {
   EXPECT_FALSE(ConstantTimeEqual(r1, zero, 32));
   Wipe(r1, sizeof r1);
   EXPECT_TRUE(ConstantTimeEqual(r1, zero, 32));
-}
-
-std::string HexOf(const uint8_t* p, size_t n) {
-  static const char* k = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += k[p[i] >> 4];
-    s += k[p[i] & 15];
-  }
-  return s;
 }
 
 std::vector<uint8_t> Bytes(const std::string& hex) {

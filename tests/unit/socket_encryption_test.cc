@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/harness.h"
 #include "support/socket_mesh.h"
 #include "transport/socket/encrypted_streams.h"
 #include "transport/socket/socket_transport.h"
@@ -40,15 +41,7 @@ namespace hs = handshake;
 
 Deadline In(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 
-std::string Hex(const uint8_t* p, size_t n) {
-  static const char* k = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += k[p[i] >> 4];
-    s += k[p[i] & 15];
-  }
-  return s;
-}
+std::string Hex(const void* p, size_t n) { return testing::HexOf(p, n); }
 
 // A data frame as the stream transport writes it: {u64 tag, u64 length} (host order), payload.
 std::vector<uint8_t> Frame(uint64_t tag, const std::vector<uint8_t>& payload) {
