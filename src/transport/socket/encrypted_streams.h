@@ -2,7 +2,8 @@
 // a record layer between the stream transport's data loop (src/transport/stream/) and the TCP
 // connections. Everything the data loop writes to a peer, frame headers and payloads alike, is
 // cut into records and sealed with AES-256-GCM (OpenSSL, crypto.h); the receiving end opens
-// each record whole and hands on nothing of it until its tag has verified.
+// each record whole, and no byte of it counts as received (no request completes with it, no
+// frame header is read from it) unless its tag verifies.
 //
 // A record on the wire:   u32 n (little-endian, 1..kMaxRecordBytes) | ciphertext (n bytes) | tag (16 bytes)
 //   key      this connection's key for this direction (socket_handshake.h derives both from the
