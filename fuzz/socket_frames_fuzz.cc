@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0) fuzz::Fail("socketpair");
   fcntl(sp[0], F_SETFL, fcntl(sp[0], F_GETFL) | O_NONBLOCK);
-  std::unique_ptr<Transport> t = MakeSocketTransport(0, {-1, sp[0]}, o);  // takes sp[0]
+  std::unique_ptr<Transport> t = MakeSocketTransport(0, Mesh{{-1, sp[0]}, {}}, o);  // takes sp[0]
   for (size_t off = 0; off < stream;) {
     const ssize_t w = write(sp[1], in.rest() + off, stream - off);
     if (w <= 0) fuzz::Fail("write to the socketpair");

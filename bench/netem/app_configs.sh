@@ -1,7 +1,8 @@
 # bench/netem/app_configs.sh — the application configs of bench/netem/run.sh (torch, ddp,
-# transformers, gemma3gen, gemma3), sourced by it: run_app_configs RATE TAG runs those selected
-# for the current topology, with run.sh's launch, has, log and settings (TORCH_VENV, DDP_*,
-# TF_*, GEN_*, GEMMA3_*, SUBNET, ...). run.sh's header describes each config and its options.
+# transformers, gemma3gen, gemma3) and its side-by-side launches of one setting (encrypt),
+# sourced by it: run_app_configs RATE TAG runs those selected for the current topology, with
+# run.sh's launch, has, log and settings (TORCH_VENV, DDP_*, TF_*, GEN_*, GEMMA3_*, ENC_*,
+# PERF, PERF_ARGS, SUBNET, ...). run.sh's header describes each config and its options.
 
 run_app_configs() {   # run_app_configs RATE TAG
   local rate=$1 tag=$2
@@ -53,6 +54,18 @@ run_app_configs() {   # run_app_configs RATE TAG
       launch "gemma3gen_$k" "$rate" "$OUT/bin/equarx-gemma3" generate --model "$GEMMA3_MODEL" \
         --prompt-tokens "$GEN_PROMPT" --tokens "$GEN_TOKENS" --algo auto,ring --allreduce equarx,mpi \
         --gemm-threads "$GEMMA3_THREADS" --json "$OUT/raw/${tag}_gemma3gen_$k.jsonl"
+    done
+  fi
+  if has encrypt; then
+    # Alternating launches, plain then encrypted, so that drift of the machine hits both alike;
+    # bench/plot/encryption_table.py takes the medians.
+    local k mode
+    for ((k = 1; k <= ENC_LAUNCHES; k++)); do
+      for mode in off on; do
+        launch "encrypt_${mode}_$k" "$rate" -x EQUARX_ENCRYPT=$([[ $mode == on ]] && echo 1 || echo 0) -- \
+          "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 --algo auto,ring --phases rs+ag \
+          -J "$OUT/raw/${tag}_encrypt_${mode}_$k.jsonl"
+      done
     done
   fi
   if has gemma3; then

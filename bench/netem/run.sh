@@ -50,6 +50,8 @@
 #             --tf-model, one rank per host, greedy generation over the "equarx" backend (its
 #             default call) and over gloo, --tf-launches alternating launches of each, time to
 #             first token for --tf-prompt-tokens and decode tokens/s over --tf-tokens
+#   encrypt   equarx-perf -d bf16 --algo auto,ring rs+ag (the default call, and the unquantized ring)
+#             with EQUARX_ENCRYPT=0 and =1, --enc-launches alternating launches of each
 # Output (--out DIR): rows.jsonl (every row, tagged hosts/rate/launch), rows.csv, raw/*.log,
 # raw/*.jsonl, env.txt (commit, load, binaries). Progress goes to stderr.
 #
@@ -66,7 +68,7 @@ usage: bench/netem/run.sh [options]
                       faultmatrix, gemma3, gemma3gen or transformers
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
   --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,ddp,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3,
-                      gemma3gen,transformers (default link,bf16,f32,mpi,mpi_ring,gloo)
+                      gemma3gen,transformers,encrypt (default link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
   --overlap-sizes LIST  sizes for the overlap config (default 16M,64M)
@@ -111,6 +113,7 @@ usage: bench/netem/run.sh [options]
   --gemma3-reps N     timed passes per configuration and length, after one warm-up (default 3)
   --gemma3-threads N  GEMM threads per rank (default 1: the ranks share this machine's cores)
   --gen-prompt-tokens N, --gen-tokens M, --gen-launches L  the gemma3gen config's prompt and new tokens, launches (512, 128, 2)
+  --enc-launches N    launches of each mode in the encrypt config, alternating (default 3)
   --tf-model DIR      checkpoint of the transformers config (default .venv-torch2/models/gemma3-270m-tp,
                       made by examples/python/gemma3_tp_checkpoint.py)
   --tf-prompt-tokens N, --tf-tokens M  prompt and new tokens of the transformers config (default 512, 64)
@@ -128,7 +131,7 @@ ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=12
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
 DATA_PATH=sockets ROTATION= SCALE=
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
-GEN_PROMPT=512 GEN_TOKENS=128 GEN_LAUNCHES=2
+GEN_PROMPT=512 GEN_TOKENS=128 GEN_LAUNCHES=2 ENC_LAUNCHES=3
 TF_MODEL=.venv-torch2/models/gemma3-270m-tp TF_PROMPT=512 TF_TOKENS=64 TF_REPS=3 TF_LAUNCHES=2
 FAULT_RUNNER="" OUT="" PREFIX="eqx-$$" SUBNET=10.77.0 MTU=9000 TBF_LATENCY=5ms BUILD=build/release LAUNCH_TIMEOUT=1800 KEEP_GOING=0
 while [[ $# -gt 0 ]]; do
@@ -175,6 +178,7 @@ while [[ $# -gt 0 ]]; do
     --gen-prompt-tokens) GEN_PROMPT=$2; shift ;;
     --gen-tokens) GEN_TOKENS=$2; shift ;;
     --gen-launches) GEN_LAUNCHES=$2; shift ;;
+    --enc-launches) ENC_LAUNCHES=$2; shift ;;
     --tf-model) TF_MODEL=$2; shift ;;
     --tf-prompt-tokens) TF_PROMPT=$2; shift ;;
     --tf-tokens) TF_TOKENS=$2; shift ;;
@@ -200,7 +204,7 @@ done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
 for c in ${CONFIGS//,/ }; do
   case $c in
-    link|bf16|f32|mpi|mpi_ring|gloo|torch|ddp|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3|gemma3gen|transformers) ;;
+    link|bf16|f32|mpi|mpi_ring|gloo|torch|ddp|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3|gemma3gen|transformers|encrypt) ;;
     *) echo "run.sh: unknown config '$c' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -208,8 +212,8 @@ done
 [[ $THREADS =~ ^[0-9]+$ && $THREADS -ge 1 && $THREADS -le 64 ]] || { echo "run.sh: --threads must be 1..64" >&2; exit 2; }
 [[ $DDP_STEPS =~ ^[0-9]+$ && $DDP_STEPS -ge 1 ]] || { echo "run.sh: --ddp-steps must be a positive integer" >&2; exit 2; }
 [[ $DDP_LAUNCHER == torchrun || $DDP_LAUNCHER == mpirun ]] || { echo "run.sh: --ddp-launcher must be torchrun or mpirun" >&2; exit 2; }
-for v in TF_PROMPT TF_TOKENS TF_REPS TF_LAUNCHES GEN_PROMPT GEN_TOKENS GEN_LAUNCHES; do
-  [[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || { echo "run.sh: the --tf-* and --gen-* counts must be positive integers" >&2; exit 2; }
+for v in TF_PROMPT TF_TOKENS TF_REPS TF_LAUNCHES GEN_PROMPT GEN_TOKENS GEN_LAUNCHES ENC_LAUNCHES; do
+  [[ ${!v} =~ ^[0-9]+$ && ${!v} -ge 1 ]] || { echo "run.sh: the --tf-*, --gen-* and --enc-* counts must be positive integers" >&2; exit 2; }
 done
 if [[ $RPH -gt 1 ]] && { has mpitest || has mpifault || has faultmatrix || has gemma3 || has gemma3gen || has transformers; }; then
   echo "run.sh: mpitest, mpifault, faultmatrix, gemma3, gemma3gen and transformers run one rank per host (--ranks-per-host 1)" >&2; exit 2
@@ -224,7 +228,7 @@ OUT=$(cd "$OUT" && pwd)
 
 # Snapshot the binaries: others may rebuild build/release while a long sweep runs.
 PERF=$OUT/bin/equarx-perf
-if has bf16 || has f32 || has mpi || has mpi_ring || has formats || has auto || has overlap || has hier; then
+if has bf16 || has f32 || has mpi || has mpi_ring || has formats || has auto || has overlap || has hier || has encrypt; then
   cp "$BUILD/tools/perf/equarx-perf" "$PERF"
 fi
 if has mpitest; then cp "$BUILD/tests/mpi/mpi_test" "$OUT/bin/mpi_test"; fi
@@ -444,9 +448,7 @@ source "$REPO/bench/netem/app_configs.sh"
 run_all_configs() {   # for the current topology and RATE
   local rate=$1 tag="H${CUR_H}_$1"
   perf_common
-  if has link; then
-    link_check "$rate"
-  fi
+  if has link; then link_check "$rate"; fi
   if has bf16; then
     launch bf16 "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
       --algo "ring,$ALGOS" --phases "$PHASES" -J "$OUT/raw/${tag}_bf16.jsonl"
@@ -475,7 +477,7 @@ run_all_configs() {   # for the current topology and RATE
       -w "$WARMUP" --store "$store" --iface eqx0 -J "$OUT/raw/${tag}_gloo.jsonl"
     rm -rf "$store"
   fi
-  run_app_configs "$rate" "$tag"  # torch, ddp, transformers, gemma3gen, gemma3 (bench/netem/app_configs.sh)
+  run_app_configs "$rate" "$tag"  # torch, ddp, transformers, gemma3gen, gemma3, encrypt (bench/netem/app_configs.sh)
   if has hier; then
     launch hier "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
       --algo ring,full_bidir,two_shot,hierarchical --inner "$HIER_INNER" --phases rs+ag \
@@ -505,8 +507,6 @@ run_all_configs() {   # for the current topology and RATE
   fi
   if has mpitest; then
     launch mpitest "$rate" "$OUT/bin/mpi_test"
-  fi
-  if has mpitest; then
     if grep -q 'PASSED' "$OUT/raw/H${CUR_H}_${rate}_mpitest.log" 2>/dev/null &&
        ! grep -q 'FAILED' "$OUT/raw/H${CUR_H}_${rate}_mpitest.log"; then
       echo "H=$CUR_H rate=$rate mpitest: PASS ($(grep -c 'OK \]' "$OUT/raw/H${CUR_H}_${rate}_mpitest.log") tests)" >>"$OUT/env.txt"

@@ -59,9 +59,14 @@ struct BootstrapOptions {
   std::string socket_interface;
   /// The set-up's deadline (the connections; the caller's exchange must respect it too).
   int setup_timeout_ms = 60000;
+  /// kSockets, kHost: encrypt and authenticate everything equarx's TCP connections carry after
+  /// their handshake (AES-256-GCM under keys of each connection; docs/security.md). The
+  /// shared-memory rings between the ranks of one host are not encrypted. Every rank must give
+  /// the same (checked: a mismatch fails the set-up on every rank).
+  bool encrypt = false;
 
-  /// The defaults overridden by EQUARX_DATA_PATH and EQUARX_SOCKET_IFNAME (an unknown data
-  /// path is an error).
+  /// The defaults overridden by EQUARX_DATA_PATH, EQUARX_SOCKET_IFNAME and EQUARX_ENCRYPT (an
+  /// unknown data path, or an EQUARX_ENCRYPT other than 0 or 1, is an error).
   static Status FromEnvironment(BootstrapOptions* out);
 };
 

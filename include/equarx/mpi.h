@@ -28,9 +28,13 @@ struct MpiCommunicatorOptions {
   /// it, else kTimeout naming the step. After such a timeout the MPI communicator has an
   /// unfinished collective: end the job (a rank has not arrived, or has died or stopped).
   int setup_timeout_ms = 60000;
+  /// kSockets, kHost: encrypt and authenticate everything equarx's TCP connections carry
+  /// (BootstrapOptions::encrypt). Refused with kMpi, whose connections are MPI's. Every rank
+  /// must give the same (checked on every rank).
+  bool encrypt = false;
 
-  /// The defaults overridden by EQUARX_DATA_PATH ("mpi" or "sockets") and
-  /// EQUARX_SOCKET_IFNAME. An unknown data path is an error.
+  /// The defaults overridden by EQUARX_DATA_PATH, EQUARX_SOCKET_IFNAME and EQUARX_ENCRYPT, as
+  /// BootstrapOptions::FromEnvironment reads them (a malformed value is an error).
   static Status FromEnvironment(MpiCommunicatorOptions* out);
 };
 

@@ -100,22 +100,25 @@ def store_io(store):
         "Store (set/get/wait) or JAX's distributed client (key_value_set_bytes/blocking_key_value_get_bytes)")
 
 
-def from_exchange(rank, size, exchange, *, data_path=None, interface=None, timeout=60.0):
+def from_exchange(rank, size, exchange, *, data_path=None, interface=None, timeout=60.0, encrypt=None):
     """A Communicator for rank `rank` of `size` set up through `exchange(mine: bytes) -> bytes`
     (every rank's bytes in rank order). data_path: "host" (default: EQUARX_DATA_PATH, else
     host), "sockets" or "shm"; interface: the network interface other hosts connect to;
-    timeout: the set-up's deadline in seconds."""
+    timeout: the set-up's deadline in seconds; encrypt: True to encrypt and authenticate what
+    equarx's TCP connections carry (default: EQUARX_ENCRYPT, else off; docs/security.md)."""
     if not callable(exchange):
         raise InvalidArgumentError("exchange must be callable: exchange(mine: bytes) -> bytes")
     native = _core.exchange_communicator(int(rank), int(size), exchange, data_path or "", interface or "",
-                                         max(1, int(float(timeout) * 1000)))
+                                         max(1, int(float(timeout) * 1000)),
+                                         -1 if encrypt is None else int(bool(encrypt)))
     return Communicator(native)
 
 
-def from_store(store, rank, size, *, prefix="equarx", data_path=None, interface=None, timeout=60.0):
+def from_store(store, rank, size, *, prefix="equarx", data_path=None, interface=None, timeout=60.0, encrypt=None):
     """A Communicator set up through a key-value store (a torch.distributed Store or JAX's
     distributed client). Collective: every rank calls it with the same `size` and `prefix`; use
     a new prefix for each communicator made over the same store."""
     set_bytes, get_bytes = store_io(store)
     exchange = StoreExchange(set_bytes, get_bytes, int(rank), int(size), str(prefix), float(timeout))
-    return from_exchange(rank, size, exchange, data_path=data_path, interface=interface, timeout=timeout)
+    return from_exchange(rank, size, exchange, data_path=data_path, interface=interface, timeout=timeout,
+                         encrypt=encrypt)

@@ -74,7 +74,11 @@ inline constexpr uint32_t kDefaultThreadsAtMost = 8;
   X(socket_ifname, std::string, "EQUARX_SOCKET_IFNAME", "", 0, 0, "name",                        \
     "(first non-loopback)",                                                                      \
     "network interface whose IPv4 address other hosts use to reach this rank (data path "      \
-    "sockets)")
+    "sockets)")                                                                                  \
+  X(encrypt, uint32_t, "EQUARX_ENCRYPT", 0, 0, 1, "0|1", "",                                     \
+    "1: encrypt and authenticate everything equarx's TCP connections carry after their "       \
+    "handshake (data paths sockets and host; AES-256-GCM under keys of each connection, "      \
+    "docs/security.md); every rank must give the same")
 
 /// Values of the knobs as read now (out-of-range or malformed values fall back to the default
 /// and are reported in `warnings`). Default-constructed: every default.

@@ -52,6 +52,10 @@ Status BootstrapOptions::FromEnvironment(BootstrapOptions* out) {
   Status st = ParseDataPath(s.data_path, &o.data_path);
   if (!st.ok()) return InvalidArgument("EQUARX_DATA_PATH: " + st.message());
   o.socket_interface = s.socket_ifname;
+  for (const std::string& w : s.warnings)  // a refused value must not quietly mean "plaintext"
+    if (w.rfind(std::string(env::knob::encrypt) + "=", 0) == 0)
+      return InvalidArgument(w.substr(0, w.find(" ignored")) + ": expected 0 or 1");
+  o.encrypt = s.encrypt != 0;
   *out = o;
   return Status::Ok();
 }
@@ -145,6 +149,7 @@ Status CreateCommunicator(int rank, int size, const AllGatherFn& allgather, cons
   };
   transport::SocketOptions so;
   so.interface = options.socket_interface;
+  so.encrypt = options.encrypt;
   so.setup_timeout_ms = options.setup_timeout_ms;
   so.setup_deadline = deadline;
   std::unique_ptr<transport::Transport> t;

@@ -50,6 +50,7 @@ Status MpiCommunicatorOptions::FromEnvironment(MpiCommunicatorOptions* out) {
   MpiCommunicatorOptions o;
   o.data_path = b.data_path;
   o.socket_interface = b.socket_interface;
+  o.encrypt = b.encrypt;
   *out = o;
   return Status::Ok();
 }
@@ -66,10 +67,10 @@ Status CreateMpiCommunicator(MPI_Comm comm, std::unique_ptr<Communicator>* out) 
     const int budget = o.setup_timeout_ms;
     EQUARX_RETURN_IF_ERROR(SetupAllreduce(&bad, &any_bad, 1, MPI_MAX, comm,
                                           Clock::now() + std::chrono::milliseconds(budget), budget,
-                                          "MPI_Allreduce (checking every rank's EQUARX_DATA_PATH)"));
+                                          "MPI_Allreduce (checking every rank's EQUARX_DATA_PATH and EQUARX_ENCRYPT)"));
   }
   if (!st.ok()) return st;
-  if (any_bad) return InvalidArgument("EQUARX_DATA_PATH is malformed on another rank");
+  if (any_bad) return InvalidArgument("EQUARX_DATA_PATH or EQUARX_ENCRYPT is malformed on another rank");
   return CreateMpiCommunicator(comm, o, out);
 }
 
@@ -100,11 +101,17 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
     if (hook) hook(name);
   };
   stage("agree");
-  int path[2] = {int(options.data_path), -int(options.data_path)}, agreed[2] = {0, 0};
-  EQUARX_RETURN_IF_ERROR(SetupAllreduce(path, agreed, 2, MPI_MAX, comm, deadline, budget,
+  const int enc = options.encrypt ? 1 : 0;
+  int path[4] = {int(options.data_path), -int(options.data_path), enc, -enc}, agreed[4] = {0, 0, 0, 0};
+  EQUARX_RETURN_IF_ERROR(SetupAllreduce(path, agreed, 4, MPI_MAX, comm, deadline, budget,
                                         "MPI_Allreduce (agreeing on the data path)"));
   if (agreed[0] != -agreed[1])
     return InvalidArgument("ranks asked for different data paths (EQUARX_DATA_PATH differs?)");
+  if (agreed[2] != -agreed[3])
+    return InvalidArgument("ranks disagree on encrypting the data path (EQUARX_ENCRYPT differs?)");
+  if (enc && options.data_path == DataPath::kMpi)
+    return InvalidArgument("encryption (EQUARX_ENCRYPT=1) applies to equarx's own TCP connections; data path "
+                           "mpi uses MPI's: choose data path host or sockets, or leave encryption off");
   std::unique_ptr<transport::Transport> t;
   if (options.data_path == DataPath::kMpi) {
     stage("dup");
@@ -149,6 +156,7 @@ Status CreateMpiTransport(MPI_Comm comm, const MpiCommunicatorOptions& options,
     };
     transport::SocketOptions so;
     so.interface = options.socket_interface;
+    so.encrypt = options.encrypt;
     so.setup_timeout_ms = budget;
     so.setup_deadline = deadline;
     Status st = CreateDataPathTransport(options.data_path, rank, size, allgather, so, &t);

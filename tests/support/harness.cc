@@ -4,11 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "codec/codec.h"
 #include "support/oracle.h"
 
 namespace equarx::testing {
+
+std::string HexOf(const void* p, size_t n) {
+  static const char* k = "0123456789abcdef";
+  const auto* b = static_cast<const uint8_t*>(p);
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += k[b[i] >> 4];
+    s += k[b[i] & 15];
+  }
+  return s;
+}
 
 std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& fn) {
   std::vector<std::unique_ptr<Communicator>> comms;

@@ -1,7 +1,7 @@
 // Thread-rank harness: runs one function per rank of a new in-process group through the tools'
 // launcher (tools/common/world.h, RunOnRanks; tests on a group they keep call that directly),
 // and the checks built on it: one AllReduce on every rank, bits across SIMD targets, agreement
-// and the error bound.
+// and the error bound. Also the hex text of bytes, to compare them with published test vectors.
 #pragma once
 
 #include <functional>
@@ -13,6 +13,9 @@
 #include "world.h"
 
 namespace equarx::testing {
+
+/// Lower-case hex of the `n` bytes at `p`.
+std::string HexOf(const void* p, size_t n);
 
 /// Creates an N-rank in-process group and runs fn(comm) on every rank (tools::RunOnRanks).
 /// Returns each rank's status, indexed by rank.

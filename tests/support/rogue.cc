@@ -176,7 +176,7 @@ bool Connection::Watch(int ms) {
 }
 
 bool AuthenticatedConnect(const Target& t, const hs::Secret& k, int group_size, int from, int* fd,
-                          std::string* why) {
+                          std::string* why, hs::DataKeys* keys) {
   const int err = TryConnect(t, fd);
   if (err) {
     *why = std::string("connect: ") + std::strerror(err);
@@ -199,6 +199,7 @@ bool AuthenticatedConnect(const Target& t, const hs::Secret& k, int group_size, 
       *why = "the rank rejected the proof";
       ok = false;
     }
+    if (ok && keys) hs::DeriveDataKeys(k, hs::Role::kConnector, h, challenge + hs::kMagicBytes, keys);
   }
   if (!ok) {
     if (why->empty()) *why = "the handshake broke off";

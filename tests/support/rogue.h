@@ -67,8 +67,9 @@ class Connection {
 int TryConnect(const Target& t, int* fd);
 
 /// Plays rank `from` connecting to rank `t.rank` with the secret `k`: true iff the rank
-/// accepted (then `*fd` is the authenticated connection, blocking). `why` on failure.
+/// accepted (then `*fd` is the authenticated connection, blocking). `why` on failure. With
+/// `keys`, also derives the connection's data keys as the connector uses them.
 bool AuthenticatedConnect(const Target& t, const transport::handshake::Secret& k, int group_size, int from,
-                          int* fd, std::string* why);
+                          int* fd, std::string* why, transport::handshake::DataKeys* keys = nullptr);
 
 }  // namespace equarx::testing::rogue

@@ -61,12 +61,15 @@ std::vector<Status> ShmMesh(int n, std::vector<std::unique_ptr<transport::Transp
 }
 
 std::vector<Status> HostMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
-                             const std::function<std::string(int)>& hosts) {
+                             const std::function<std::string(int)>& hosts,
+                             const std::function<void(int, transport::SocketOptions*)>& options) {
   transport::SocketOptions defaults;
   defaults.setup_timeout_ms = 5000;
   return ThreadMesh(
-      n, out, defaults, std::function<void(int, transport::SocketOptions*)>(
-                            [&](int r, transport::SocketOptions* o) { o->host_name = hosts(r); }),
+      n, out, defaults, std::function<void(int, transport::SocketOptions*)>([&](int r, transport::SocketOptions* o) {
+        o->host_name = hosts(r);
+        if (options) options(r, o);
+      }),
       nullptr, [](int r, int size, const transport::AllGather& g, const transport::SocketOptions& o,
                   std::unique_ptr<transport::Transport>* t) {
         return transport::CreateHostTransport(r, size, g, o, transport::ShmOptions{}, t);
@@ -81,12 +84,13 @@ OneRealRank::OneRealRank(const transport::SocketOptions& rank0_options) : gather
   hs::IdentityCard id{}, ids[2];
   id.magic = hs::kIdentityMagic;
   id.ok = 1;
+  id.encrypt = rank0_options.encrypt ? 1 : 0;
   gethostname(id.host, sizeof id.host - 1);
   EXPECT_TRUE(transport::OsRandom(id.share, sizeof id.share).ok());
   EXPECT_TRUE(gather_.For(1)(&id, sizeof id, ids).ok());
   uint8_t shares[2 * hs::kShareBytes];
   for (int r = 0; r < 2; ++r) std::memcpy(shares + r * hs::kShareBytes, ids[r].share, hs::kShareBytes);
-  hs::DeriveSecret(shares, 2, &secret_);
+  hs::DeriveSecret(shares, 2, rank0_options.encrypt, &secret_);
   hs::AddressCard card{}, cards[2];
   card.magic = hs::kAddressMagic;
   card.ok = 1;
@@ -99,10 +103,10 @@ void OneRealRank::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
-int OneRealRank::ConnectAsRank1() {
+int OneRealRank::ConnectAsRank1(transport::handshake::DataKeys* keys) {
   int fd = -1;
   std::string why;
-  EXPECT_TRUE(rogue::AuthenticatedConnect(rank0_, secret_, 2, 1, &fd, &why)) << why;
+  EXPECT_TRUE(rogue::AuthenticatedConnect(rank0_, secret_, 2, 1, &fd, &why, keys)) << why;
   Join();
   EXPECT_TRUE(status_.ok()) << status_.ToString();
   return fd;

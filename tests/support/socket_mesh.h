@@ -41,9 +41,11 @@ std::vector<Status> ShmMesh(int n, std::vector<std::unique_ptr<transport::Transp
                             const std::function<void(int, transport::ShmOptions*)>& options = nullptr);
 
 /// Builds an n-rank host-aware group on n threads (shared-memory rings between ranks of one
-/// host, TCP between hosts): `hosts` names rank r's host (its SocketOptions::host_name).
+/// host, TCP between hosts): `hosts` names rank r's host (its SocketOptions::host_name);
+/// `options` may change the rest of rank r's socket options.
 std::vector<Status> HostMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
-                             const std::function<std::string(int)>& hosts);
+                             const std::function<std::string(int)>& hosts,
+                             const std::function<void(int, transport::SocketOptions*)>& options = nullptr);
 
 /// Builds an n-rank socket mesh on n threads (setup deadline 5 s unless `options` changes it).
 std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Transport>>* out,
@@ -53,7 +55,7 @@ std::vector<Status> SocketMesh(int n, std::vector<std::unique_ptr<transport::Tra
 /// A two-rank group where rank 0 is a real socket transport (set up on its own thread) and
 /// rank 1 is played by the test, which learns the secret from the gather like any rank: to
 /// impersonate a rank without the secret, or to reach rank 0's data loop as an authenticated
-/// but hostile peer.
+/// but hostile peer. Rank 1 says it encrypts when rank 0's options do.
 class OneRealRank {
  public:
   explicit OneRealRank(const transport::SocketOptions& rank0_options = Quick());
@@ -61,7 +63,8 @@ class OneRealRank {
   /// Waits for rank 0's setup to end (it needs rank 1's connection, or its deadline).
   void Join();
   /// Connects as rank 1 with the secret; the socket (blocking) or -1 with a test failure.
-  int ConnectAsRank1();
+  /// `keys`: where to put the connection's data keys (rank 0 encrypts).
+  int ConnectAsRank1(transport::handshake::DataKeys* keys = nullptr);
   const rogue::Target& rank0() const { return rank0_; }
   const transport::handshake::Secret& secret() const { return secret_; }
   const Status& status() const { return status_; }

@@ -1,10 +1,12 @@
 // CreateCommunicator and equarxCommCreate (include/equarx/bootstrap.h): a group set up
 // through the caller's exchange, here threads sharing a board (support/socket_mesh.h's
-// ThreadGather), over each data path; the cards' checks; the exchange's failures; the C API.
+// ThreadGather), over each data path, encrypted and not; the cards' checks (a differing data
+// path or encryption fails every rank); EQUARX_ENCRYPT; the exchange's failures; the C API.
 #include "equarx/bootstrap.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -74,9 +76,12 @@ TEST(Bootstrap, EveryDataPathGivesTheInProcessBits) {
   AllReduceOptions ar;
   ar.algorithm = Algorithm::kTwoShot;
   const std::vector<float> want = InProcess(in, ar);
+  for (const bool encrypt : {false, true})
   for (DataPath p : {DataPath::kSockets, DataPath::kHost, DataPath::kSharedMemory}) {
-    SCOPED_TRACE(DataPathName(p));
-    const Ranks got = SetUpAndReduce(n, std::vector<BootstrapOptions>(n, Quick(p)), std::vector<int>(n, n), in, ar);
+    SCOPED_TRACE(std::string(DataPathName(p)) + (encrypt ? " encrypted" : ""));
+    BootstrapOptions o = Quick(p);
+    o.encrypt = encrypt;
+    const Ranks got = SetUpAndReduce(n, std::vector<BootstrapOptions>(n, o), std::vector<int>(n, n), in, ar);
     for (int r = 0; r < n; ++r) {
       ASSERT_TRUE(got.setup[size_t(r)].ok()) << got.setup[size_t(r)].ToString();
       ASSERT_TRUE(got.call[size_t(r)].ok()) << got.call[size_t(r)].ToString();
@@ -102,6 +107,42 @@ TEST(Bootstrap, DifferingDataPathsFailOnEveryRank) {
     EXPECT_EQ(got.setup[size_t(r)].code(), StatusCode::kInvalidArgument);
     EXPECT_NE(got.setup[size_t(r)].message().find("data path"), std::string::npos) << got.setup[size_t(r)].ToString();
   }
+}
+
+TEST(Bootstrap, DifferingEncryptionFailsOnEveryRank) {
+  const auto in = Inputs(3, 64);
+  for (DataPath p : {DataPath::kSockets, DataPath::kHost}) {
+    std::vector<BootstrapOptions> o(3, Quick(p));
+    o[1].encrypt = true;
+    const Ranks got = SetUpAndReduce(3, o, {3, 3, 3}, in, {});
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(got.setup[size_t(r)].code(), StatusCode::kInvalidArgument) << got.setup[size_t(r)].ToString();
+      EXPECT_NE(got.setup[size_t(r)].message().find("disagree on encrypting the data path: rank(s) 1 encrypt, "
+                                                    "rank(s) 0, 2 do not"),
+                std::string::npos)
+          << got.setup[size_t(r)].ToString();
+    }
+  }
+}
+
+TEST(Bootstrap, EncryptionFromTheEnvironment) {
+  BootstrapOptions o;
+  for (const char* v : {"1", "0", "yes", "2", ""}) {
+    setenv("EQUARX_ENCRYPT", v, 1);
+    const Status st = BootstrapOptions::FromEnvironment(&o);
+    const std::string value = v;
+    if (value == "1" || value == "0" || value.empty()) {
+      ASSERT_TRUE(st.ok()) << v << ": " << st.ToString();
+      EXPECT_EQ(o.encrypt, value == "1") << v;
+    } else {  // refused: an error, never a quiet fall back to plaintext
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << v;
+      EXPECT_NE(st.message().find("EQUARX_ENCRYPT='" + value + "': expected 0 or 1"), std::string::npos)
+          << st.ToString();
+    }
+  }
+  unsetenv("EQUARX_ENCRYPT");
+  ASSERT_TRUE(BootstrapOptions::FromEnvironment(&o).ok());
+  EXPECT_FALSE(o.encrypt);
 }
 
 TEST(Bootstrap, BadArgumentsAndAFailingExchangeAreErrors) {

@@ -1,28 +1,28 @@
-// SHA-256 and HMAC-SHA-256 (OpenSSL's, through src/transport/socket/crypto.h) against the
-// specifications' own test vectors: the FIPS 180-2
+// SHA-256, HMAC-SHA-256, HKDF-SHA-256 and AES-256-GCM (OpenSSL's, through
+// src/transport/socket/crypto.h) against the specifications' own test vectors: the FIPS 180-2
 // appendix examples (one block, two blocks, one million 'a'), the empty message, the 896-bit
-// FIPS 180-2 SHA-512 example message, and RFC 4231 test cases 1-7 for HMAC-SHA-256. Also:
-// hashing in pieces equals hashing at once, and the constant-time comparison. Every expected
-// value was also cross-checked against an independent implementation (Python's hashlib/hmac).
+// FIPS 180-2 SHA-512 example message, RFC 4231 test cases 1-7 for HMAC-SHA-256, RFC 5869 test
+// cases 1-3 for HKDF-SHA-256, and the AES-256 test cases 13-16 of McGrew and Viega's GCM
+// specification (sealing and opening, whole and in pieces; any changed byte of ciphertext,
+// tag, nonce or additional data fails to open). Also: hashing in pieces equals hashing at
+// once, and the constant-time comparison. Every expected value was also cross-checked against
+// an independent implementation (Python's hashlib/hmac, and a few lines of HKDF over hmac).
 #include "transport/socket/crypto.h"
 
 #include <gtest/gtest.h>
 
+#include "support/harness.h"
+
+#include <cstring>
 #include <string>
 #include <vector>
 
 namespace equarx::transport {
 namespace {
 
-std::string Hex(const Digest& d, size_t n = 32) {
-  static const char* k = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += k[d[i] >> 4];
-    s += k[d[i] & 15];
-  }
-  return s;
-}
+using testing::HexOf;
+
+std::string Hex(const Digest& d, size_t n = 32) { return HexOf(d.data(), n); }
 
 std::string Sha(const std::string& m) {
   Sha256 h;
@@ -100,6 +100,123 @@ TEST(HmacSha256, ConstantTimeEqualAndRandom) {
   EXPECT_FALSE(ConstantTimeEqual(r1, zero, 32));
   Wipe(r1, sizeof r1);
   EXPECT_TRUE(ConstantTimeEqual(r1, zero, 32));
+}
+
+std::vector<uint8_t> Bytes(const std::string& hex) {
+  std::vector<uint8_t> b;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) b.push_back(uint8_t(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return b;
+}
+
+std::vector<uint8_t> Range(int from, int to) {  // from, from + 1, ..., to - 1
+  std::vector<uint8_t> b;
+  for (int i = from; i < to; ++i) b.push_back(uint8_t(i));
+  return b;
+}
+
+std::string Hkdf(const std::vector<uint8_t>& ikm, const std::vector<uint8_t>& salt, const std::vector<uint8_t>& info,
+                 size_t n) {
+  std::vector<uint8_t> out(n);
+  HkdfSha256(ikm.data(), ikm.size(), salt.data(), salt.size(), info.data(), info.size(), out.data(), n);
+  return HexOf(out.data(), n);
+}
+
+TEST(HkdfSha256, Rfc5869TestCases) {
+  // A.1 Test Case 1
+  EXPECT_EQ(Hkdf(std::vector<uint8_t>(22, 0x0b), Range(0x00, 0x0d), Range(0xf0, 0xfa), 42),
+            "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865");
+  // A.2 Test Case 2: longer inputs and outputs
+  EXPECT_EQ(Hkdf(Range(0x00, 0x50), Range(0x60, 0xb0), Range(0xb0, 0x100), 82),
+            "b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c59045a99cac7827271cb41c65e590e09"
+            "da3275600c2f09b8367793a9aca3db71cc30c58179ec3e87c14c01d5c1f3434f1d87");
+  // A.3 Test Case 3: no salt, no info
+  EXPECT_EQ(Hkdf(std::vector<uint8_t>(22, 0x0b), {}, {}, 42),
+            "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8");
+}
+
+// One AES-256 test case of the GCM specification (McGrew and Viega, "The Galois/Counter Mode
+// of Operation", appendix B).
+struct GcmCase {
+  int number;
+  std::string key, nonce, plain, aad, cipher, tag;
+};
+std::vector<GcmCase> GcmCases() {
+  const std::string k15 = "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308";
+  const std::string p64 =
+      "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525"
+      "b16aedf5aa0de657ba637b391aafd255";
+  const std::string c64 =
+      "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838"
+      "c5f61e6393ba7a0abcc9f662898015ad";
+  return {
+      {13, std::string(64, '0'), std::string(24, '0'), "", "", "", "530f8afbc74536b9a963b4f1c4cb738b"},
+      {14, std::string(64, '0'), std::string(24, '0'), std::string(32, '0'), "", "cea7403d4d606b6e074ec5d3baf39d18",
+       "d0d1c8a799996bf0265b98b5d48ab919"},
+      {15, k15, "cafebabefacedbaddecaf888", p64, "", c64, "b094dac5d93471bdec1a502270e3cc6c"},
+      {16, k15, "cafebabefacedbaddecaf888", p64.substr(0, 120), "feedfacedeadbeeffeedfacedeadbeefabaddad2",
+       c64.substr(0, 120), "76fc6ece0f4e1768cddf8853bb2d551b"},
+  };
+}
+
+TEST(Aes256Gcm, SpecificationTestCases13To16) {
+  for (const GcmCase& c : GcmCases()) {
+    const auto key = Bytes(c.key), nonce = Bytes(c.nonce), plain = Bytes(c.plain), aad = Bytes(c.aad);
+    // Sealed whole, and sealed in pieces of 1, 7 and 16 bytes (the cipher keeps its place).
+    for (size_t step : {plain.size(), size_t(1), size_t(7), size_t(16)}) {
+      if (step == 0) step = 1;
+      Aes256Gcm seal(Aes256Gcm::Use::kSeal);
+      seal.SetKey(key.data());
+      seal.Start(nonce.data(), aad.data(), aad.size());
+      std::vector<uint8_t> out(plain.size());
+      for (size_t at = 0; at < plain.size(); at += step)
+        seal.Update(plain.data() + at, std::min(step, plain.size() - at), out.data() + at);
+      uint8_t tag[16];
+      seal.SealFinish(tag);
+      EXPECT_EQ(HexOf(out.data(), out.size()), c.cipher) << "case " << c.number << " step " << step;
+      EXPECT_EQ(HexOf(tag, 16), c.tag) << "case " << c.number << " step " << step;
+    }
+    // Opened: the plaintext, and only with every byte as sealed.
+    const auto cipher = Bytes(c.cipher), tag = Bytes(c.tag);
+    auto open = [&](const std::vector<uint8_t>& n, const std::vector<uint8_t>& a, const std::vector<uint8_t>& ct,
+                    const std::vector<uint8_t>& t, std::vector<uint8_t>* out) {
+      Aes256Gcm o(Aes256Gcm::Use::kOpen);
+      o.SetKey(key.data());
+      o.Start(n.data(), a.data(), a.size());
+      out->assign(ct.size(), 0);
+      o.Update(ct.data(), ct.size(), out->data());
+      return o.OpenFinish(t.data());
+    };
+    std::vector<uint8_t> got;
+    ASSERT_TRUE(open(nonce, aad, cipher, tag, &got)) << "case " << c.number;
+    EXPECT_EQ(HexOf(got.data(), got.size()), c.plain) << "case " << c.number;
+    auto flipped = [](std::vector<uint8_t> v, size_t i) {
+      v[i] ^= 0x01;
+      return v;
+    };
+    for (size_t i = 0; i < cipher.size(); i += 13) EXPECT_FALSE(open(nonce, aad, flipped(cipher, i), tag, &got));
+    for (size_t i = 0; i < tag.size(); ++i) EXPECT_FALSE(open(nonce, aad, cipher, flipped(tag, i), &got));
+    EXPECT_FALSE(open(flipped(nonce, 11), aad, cipher, tag, &got)) << "case " << c.number;
+    if (!aad.empty()) {
+      EXPECT_FALSE(open(nonce, flipped(aad, 0), cipher, tag, &got));
+    }
+  }
+}
+
+TEST(Aes256Gcm, OneContextManyMessagesAndKeys) {
+  // The context is reused across messages and keys (as a connection reuses it): each message
+  // seals as a fresh context would.
+  Aes256Gcm seal(Aes256Gcm::Use::kSeal);
+  for (int round = 0; round < 3; ++round)
+    for (const GcmCase& c : GcmCases()) {
+      const auto key = Bytes(c.key), nonce = Bytes(c.nonce), plain = Bytes(c.plain), aad = Bytes(c.aad);
+      seal.SetKey(key.data());
+      seal.Start(nonce.data(), aad.data(), aad.size());
+      std::vector<uint8_t> out(plain);
+      seal.Update(out.data(), out.size(), out.data());  // in place
+      uint8_t tag[16];
+      seal.SealFinish(tag);
+      EXPECT_EQ(HexOf(out.data(), out.size()) + HexOf(tag, 16), c.cipher + c.tag) << c.number;
+    }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The transport contract, one suite over every transport that runs in one process (Contract):
-// threads of one process (inproc), TCP over loopback (socket), rings in shared memory (shm)
-// and the host-aware mix of both (host, hosts), one thread per rank: matching by (source, tag)
+// threads of one process (inproc), TCP over loopback (socket; socket_enc encrypted, with a key
+// update every 5 records), rings in shared memory (shm) and the host-aware mix of both (host,
+// hosts; hosts_enc with its TCP encrypted), one thread per rank: matching by (source, tag)
 // in posting order, messages that arrive before their receive, zero-length messages and
 // messages to oneself, large messages every way at once, many small ones on many ranks, a
 // cancelled receive, length errors, deadlines and peers out of range. Then what the
@@ -45,20 +46,29 @@ class Stream : public ::testing::TestWithParam<const char*> {
       for (int r = 0; r < n; ++r) t->push_back(CreateInprocTransport(fabric, r));
       return;
     }
+    const auto two_hosts = [n](int r) { return std::string(r < (n + 1) / 2 ? "a" : "b"); };
+    const auto encrypt = [](int, SocketOptions* o) { o->encrypt = true; };
     const std::vector<Status> st =
-        b == "shm"     ? testing::ShmMesh(n, t)
-        : b == "host"  ? testing::HostMesh(n, t, [](int) { return std::string("one-host"); })
-        : b == "hosts" ? testing::HostMesh(n, t, [n](int r) { return std::string(r < (n + 1) / 2 ? "a" : "b"); })
-                       : testing::SocketMesh(n, t);
+        b == "shm"         ? testing::ShmMesh(n, t)
+        : b == "host"      ? testing::HostMesh(n, t, [](int) { return std::string("one-host"); })
+        : b == "hosts"     ? testing::HostMesh(n, t, two_hosts)
+        : b == "hosts_enc" ? testing::HostMesh(n, t, two_hosts, encrypt)
+        : b == "socket_enc" ? testing::SocketMesh(n, t, [](int, SocketOptions* o) {
+                                o->encrypt = true;
+                                o->records.records_per_key = 5;
+                              })
+                            : testing::SocketMesh(n, t);
     for (const Status& s : st) ASSERT_TRUE(s.ok()) << s.ToString();
   }
 };
 // host: the host-aware transport with every rank on one host (rings, TCP as doorbells);
 // hosts: ranks split over two hosts (3 ranks: 2 + 1; 4 ranks: 2 + 2), rings and TCP mixed.
-INSTANTIATE_TEST_SUITE_P(Backends, Stream, ::testing::Values("socket", "shm", "host", "hosts"),
+INSTANTIATE_TEST_SUITE_P(Backends, Stream,
+                         ::testing::Values("socket", "socket_enc", "shm", "host", "hosts", "hosts_enc"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 class Contract : public Stream {};
-INSTANTIATE_TEST_SUITE_P(Transports, Contract, ::testing::Values("inproc", "socket", "shm", "host", "hosts"),
+INSTANTIATE_TEST_SUITE_P(Transports, Contract,
+                         ::testing::Values("inproc", "socket", "socket_enc", "shm", "host", "hosts", "hosts_enc"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 TEST_P(Contract, SendBeforeAndAfterReceiveIsPostedAndTagsMatchInOrder) {

@@ -86,7 +86,9 @@ class MpiWorld final : public World {
 
  private:
   std::unique_ptr<Communicator> c_;
-  std::string transport_;  // "mpi", or "mpi+sockets" / "mpi+shm" when the data moves over equarx's own
+  // "mpi", or "mpi+sockets" / "mpi+host" / "mpi+shm" when equarx's own data path moves the data
+  // (then "+encrypted" with EQUARX_ENCRYPT=1).
+  std::string transport_;
 };
 #endif
 
@@ -154,7 +156,9 @@ Status RunMpi(int* argc, char*** argv, const std::function<void(World&)>& body) 
   MpiCommunicatorOptions o;
   if (st.ok()) st = MpiCommunicatorOptions::FromEnvironment(&o);
   if (st.ok()) {
-    MpiWorld w(std::move(c), o.data_path == DataPath::kMpi ? "mpi" : std::string("mpi+") + DataPathName(o.data_path));
+    MpiWorld w(std::move(c), o.data_path == DataPath::kMpi
+                                 ? "mpi"
+                                 : std::string("mpi+") + DataPathName(o.data_path) + (o.encrypt ? "+encrypted" : ""));
     body(w);
     MpiBarrier(MPI_COMM_WORLD);  // every rank is alive: MPI_Finalize will return
   }

@@ -39,12 +39,13 @@ void BindBootstrap(nb::module_& m) {
   m.def(
       "exchange_communicator",
       [](int rank, int size, nb::callable exchange, const std::string& data_path, const std::string& interface,
-         int timeout_ms) {
+         int timeout_ms, int encrypt) {
         BootstrapOptions o;
         Check(BootstrapOptions::FromEnvironment(&o));
         if (!data_path.empty()) Check(ParseDataPath(data_path, &o.data_path));
         if (!interface.empty()) o.socket_interface = interface;
         if (timeout_ms > 0) o.setup_timeout_ms = timeout_ms;
+        if (encrypt >= 0) o.encrypt = encrypt != 0;  // < 0: EQUARX_ENCRYPT's
         const AllGatherFn gather = PythonExchange(exchange, size);
         std::unique_ptr<Communicator> c;
         {
@@ -54,7 +55,7 @@ void BindBootstrap(nb::module_& m) {
         return new PyComm(std::move(c));
       },
       nb::arg("rank"), nb::arg("size"), nb::arg("exchange"), nb::arg("data_path") = "",
-      nb::arg("interface") = "", nb::arg("timeout_ms") = 0, nb::rv_policy::take_ownership);
+      nb::arg("interface") = "", nb::arg("timeout_ms") = 0, nb::arg("encrypt") = -1, nb::rv_policy::take_ownership);
 }
 
 }  // namespace equarx::py

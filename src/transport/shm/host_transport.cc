@@ -20,8 +20,9 @@ constexpr int kSliceMs = 50;  // longest sleep before the rings' liveness checks
 
 class HostStreams final : public ByteStreams {
  public:
-  HostStreams(std::vector<int> fds, std::vector<uint8_t> local, std::unique_ptr<ShmStreams> shm)
-      : fds_(fds), local_(std::move(local)), socket_(MakeSocketStreams(std::move(fds))), shm_(std::move(shm)) {
+  HostStreams(Mesh mesh, const SocketOptions& options, std::vector<uint8_t> local, std::unique_ptr<ShmStreams> shm)
+      : fds_(mesh.fds), local_(std::move(local)), socket_(MakeSocketStreams(std::move(mesh), options)),
+        shm_(std::move(shm)) {
     if (shm_) {
       shm_->OnWake([this](int peer) {
         const int fd = fds_[size_t(peer)];
@@ -41,6 +42,7 @@ class HostStreams final : public ByteStreams {
                                 : socket_->Write(peer, pieces, n, written, why);
   }
   size_t ReadAhead(int peer) const override { return local_[size_t(peer)] ? 0 : socket_->ReadAhead(peer); }
+  bool Buffered(int peer) const override { return !local_[size_t(peer)] && socket_->Buffered(peer); }
   Io Read(int peer, void* dst, size_t want, size_t* got, std::string* why) override {
     return local_[size_t(peer)] ? shm_->Read(peer, dst, want, got, why) : socket_->Read(peer, dst, want, got, why);
   }
@@ -143,10 +145,10 @@ constexpr uint32_t kHostMagic = 0x31485145;  // "EQH1"
 
 Status CreateHostTransport(int rank, int size, const AllGather& allgather, const SocketOptions& socket,
                            const ShmOptions& shm, std::unique_ptr<Transport>* out) {
-  std::vector<int> fds;
-  EQUARX_RETURN_IF_ERROR(CreateSocketMesh(rank, size, allgather, socket, &fds));
+  Mesh mesh;
+  EQUARX_RETURN_IF_ERROR(CreateSocketMesh(rank, size, allgather, socket, &mesh));
   auto close_all = [&] {
-    for (int fd : fds)
+    for (int fd : mesh.fds)
       if (fd >= 0) close(fd);
   };
   HostCard me{};
@@ -201,8 +203,8 @@ Status CreateHostTransport(int rank, int size, const AllGather& allgather, const
   StreamLimits limits;
   limits.max_message_bytes = std::min(socket.max_message_bytes, shm.max_message_bytes);
   limits.max_unexpected_bytes = std::min(socket.max_unexpected_bytes, shm.max_unexpected_bytes);
-  *out = MakeStreamTransport(rank, std::make_unique<HostStreams>(std::move(fds), std::move(local), std::move(streams)),
-                             limits);
+  *out = MakeStreamTransport(
+      rank, std::make_unique<HostStreams>(std::move(mesh), socket, std::move(local), std::move(streams)), limits);
   (*out)->SetHosts(int(members.size()), RanksPerHost(host_of));
   return Status::Ok();
 }

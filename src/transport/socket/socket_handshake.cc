@@ -4,23 +4,13 @@
 #include <cstring>
 
 namespace equarx::transport::handshake {
-namespace {
 
-void PutU32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
-}
-uint32_t GetU32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-
-}  // namespace
-
-void DeriveSecret(const uint8_t* shares, int n, Secret* out) {
-  static const char kLabel[] = "equarx socket secret v1";
+void DeriveSecret(const uint8_t* shares, int n, bool encrypted, Secret* out) {
+  const char* label = encrypted ? "equarx socket secret v1 encrypted" : "equarx socket secret v1";
   uint8_t count[4];
   PutU32(count, uint32_t(n));
   Sha256 h;
-  h.Update(kLabel, sizeof kLabel - 1);
+  h.Update(label, std::strlen(label));
   h.Update(count, sizeof count);
   h.Update(shares, size_t(n) * kShareBytes);
   Digest d = h.Finish();
@@ -61,6 +51,30 @@ Digest Mac(const Secret& k, Role role, const Hello& h, const uint8_t nonce_a[kNo
   std::memcpy(p + 12, h.nonce_c, kNonceBytes);
   std::memcpy(p + 12 + kNonceBytes, nonce_a, kNonceBytes);
   return HmacSha256(k.bytes, sizeof k.bytes, m, label_len + 12 + 2 * kNonceBytes);
+}
+
+DataKeys& DataKeys::operator=(const DataKeys& o) {
+  std::memcpy(send, o.send, sizeof send);
+  std::memcpy(recv, o.recv, sizeof recv);
+  return *this;
+}
+
+void DeriveDataKeys(const Secret& k, Role role, const Hello& h, const uint8_t nonce_a[kNonceBytes], DataKeys* out) {
+  static const char kLabel[] = "equarx socket v1 data keys";
+  uint8_t info[sizeof kLabel - 1 + 12], salt[2 * kNonceBytes], keys[2 * Aes256Gcm::kKeyBytes];
+  std::memcpy(info, kLabel, sizeof kLabel - 1);
+  PutU32(info + sizeof kLabel - 1, h.size);
+  PutU32(info + sizeof kLabel + 3, h.from);
+  PutU32(info + sizeof kLabel + 7, h.to);
+  std::memcpy(salt, h.nonce_c, kNonceBytes);
+  std::memcpy(salt + kNonceBytes, nonce_a, kNonceBytes);
+  HkdfSha256(k.bytes, sizeof k.bytes, salt, sizeof salt, info, sizeof info, keys, sizeof keys);
+  const uint8_t* from_connector = keys;
+  const uint8_t* from_acceptor = keys + Aes256Gcm::kKeyBytes;
+  const bool connector = role == Role::kConnector;
+  std::memcpy(out->send, connector ? from_connector : from_acceptor, Aes256Gcm::kKeyBytes);
+  std::memcpy(out->recv, connector ? from_acceptor : from_connector, Aes256Gcm::kKeyBytes);
+  Wipe(keys, sizeof keys);
 }
 
 Status MakeChallenge(const Secret& k, const Hello& h, uint8_t nonce_a[kNonceBytes],

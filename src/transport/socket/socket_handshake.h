@@ -4,8 +4,11 @@
 // both ends know the communicator's secret without sending it.
 //
 // Secret: every rank draws 32 bytes from OpenSSL's CSPRNG (RAND_bytes) and publishes them on its identity card;
-// the communicator's secret is K = SHA-256("equarx socket secret v1" || n || share_0 || ... ||
-// share_{n-1}), as strong as the best rank's random draw. It never travels over TCP.
+// the communicator's secret is K = SHA-256(label || n || share_0 || ... || share_{n-1}), as
+// strong as the best rank's random draw, with label "equarx socket secret v1" (or "equarx
+// socket secret v1 encrypted" when the data path is encrypted: K, and so every MAC below,
+// binds the mode). It never travels over TCP. The card also says whether the rank encrypts;
+// ranks that disagree all fail at that first exchange.
 //
 // Handshake (rank i connects to rank j < i; integers little-endian u32; nonces from RAND_bytes):
 //
@@ -23,7 +26,12 @@
 // label keeps an acceptor's MAC from serving as a connector's (no reflection); n, i and j bind
 // the proof to this group and this pair. MACs are compared in constant time. Every message has
 // a fixed size, so nothing read during setup is ever sized by the peer. After the verdict the
-// connection carries the data frames of the stream transport (src/transport/stream/), unchanged.
+// connection carries the data frames of the stream transport (src/transport/stream/): as they
+// are, or (encrypted mode) sealed into AES-256-GCM records (encrypted_streams.h) under keys
+// that both ends derive from K and this connection's handshake before K is wiped:
+//
+//   keys = HKDF-SHA-256(ikm K, salt nonce_c || nonce_a, info "equarx socket v1 data keys" || n || i || j)
+//   the first 32 bytes seal what the connector sends, the next 32 what the acceptor sends.
 #pragma once
 
 #include <cstddef>
@@ -62,7 +70,8 @@ struct IdentityCard {
   uint32_t ok;      // 0: this rank failed before listening; `error` says why
   char host[64];    // gethostname(): equal names mean one host
   uint8_t share[kShareBytes];
-  char error[112];
+  uint32_t encrypt;  // 1: this rank encrypts the data path (SocketOptions::encrypt)
+  char error[108];
 };
 static_assert(sizeof(IdentityCard) == 216, "IdentityCard layout");
 constexpr uint32_t kIdentityMagic = 0x31445145;  // "EQD1"
@@ -79,14 +88,22 @@ struct AddressCard {
 static_assert(sizeof(AddressCard) == 128, "AddressCard layout");
 constexpr uint32_t kAddressMagic = 0x31415145;  // "EQA1"
 
-/// K from every rank's share (`n` shares of kShareBytes, in rank order).
-void DeriveSecret(const uint8_t* shares, int n, Secret* out);
+/// K from every rank's share (`n` shares of kShareBytes, in rank order), for the mode.
+void DeriveSecret(const uint8_t* shares, int n, bool encrypted, Secret* out);
 
 struct Hello {
   uint32_t version = kVersion;
   uint32_t size = 0, from = 0, to = 0;  // group size, connector's rank, acceptor's rank
   uint8_t nonce_c[kNonceBytes] = {};
 };
+
+/// Little-endian u32 on the wire (the handshake's integers, an encrypted record's length).
+inline void PutU32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+inline uint32_t GetU32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
 
 /// True when the first four bytes at `p` are `magic`.
 bool IsMagic(const uint8_t* p, const char* magic);
@@ -106,6 +123,21 @@ Status MakeChallenge(const Secret& k, const Hello& h, uint8_t nonce_a[kNonceByte
 /// writes the PROOF to send back.
 bool AnswerChallenge(const Secret& k, const Hello& h, const uint8_t in[kChallengeBytes],
                      uint8_t proof[kProofBytes]);
+/// The keys of an encrypted connection, one per direction (wiped when destroyed).
+struct DataKeys {
+  uint8_t send[Aes256Gcm::kKeyBytes] = {};
+  uint8_t recv[Aes256Gcm::kKeyBytes] = {};
+  DataKeys() = default;
+  DataKeys(const DataKeys& o) { *this = o; }
+  DataKeys& operator=(const DataKeys& o);
+  ~DataKeys() {
+    Wipe(send, sizeof send);
+    Wipe(recv, sizeof recv);
+  }
+};
+/// The keys of the connection `h` and nonce_a describe, as the end playing `role` uses them.
+void DeriveDataKeys(const Secret& k, Role role, const Hello& h, const uint8_t nonce_a[kNonceBytes], DataKeys* out);
+
 /// Acceptor side: true iff `in` is a PROOF that the connector knows K.
 bool CheckProof(const Secret& k, const Hello& h, const uint8_t nonce_a[kNonceBytes],
                 const uint8_t in[kProofBytes]);

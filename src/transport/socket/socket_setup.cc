@@ -15,6 +15,9 @@
 //      (the acceptor may have shed it under a flood of connections) tries again.
 //   4. The listening socket and every connection not in the mesh are closed before the mesh
 //      is handed to the data loop (src/transport/stream/): no port stays open afterwards.
+// Encrypted (SocketOptions::encrypt): the identity cards say so and every rank checks that all
+// agree (else every rank fails at once, naming both sides); K binds the mode; each connection
+// derives its data keys (socket_handshake.h) when it is authenticated, before K is wiped.
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -128,7 +131,7 @@ struct Link {
   Clock::time_point opened;
   std::string where;  // the other end, for messages
   hs::Hello hello;
-  uint8_t nonce_a[hs::kNonceBytes] = {};
+  uint8_t nonce_a[hs::kNonceBytes] = {};  // the acceptor's nonce (either side keeps it)
   uint8_t in[hs::kChallengeBytes] = {};  // the largest message either side reads
   size_t in_got = 0, in_want = 0;
   uint8_t out[hs::kChallengeBytes] = {};
@@ -141,10 +144,10 @@ class MeshBuilder {
   MeshBuilder(int rank, int size, const hs::Secret& k, const std::vector<hs::AddressCard>& cards,
               const SocketOptions& o, Fd* listener, Deadline deadline)
       : rank_(rank), size_(size), k_(k), cards_(cards), o_(o), listener_(listener),
-        deadline_(deadline), mesh_(size_t(size)), claimed_(size_t(size), false),
+        deadline_(deadline), mesh_(size_t(size)), keys_(o.encrypt ? size_t(size) : 0), claimed_(size_t(size), false),
         retry_at_(size_t(size), Clock::time_point::max()), retries_(size_t(size), 0) {}
 
-  Status Run(std::vector<int>* fds) {
+  Status Run(Mesh* out) {
     for (int j = 0; j < rank_; ++j) Connect(j);
     std::vector<pollfd> pfd;
     std::vector<Link*> who;
@@ -187,9 +190,10 @@ class MeshBuilder {
     EQUARX_RETURN_IF_ERROR(fatal_);
     listener_->reset(-1);  // the mesh is up: no port stays open
     links_.clear();        // strays and duplicates still in their handshake
-    fds->assign(size_t(size_), -1);
+    out->fds.assign(size_t(size_), -1);
     for (int r = 0; r < size_; ++r)
-      if (r != rank_) (*fds)[size_t(r)] = mesh_[size_t(r)].release();
+      if (r != rank_) out->fds[size_t(r)] = mesh_[size_t(r)].release();
+    if (o_.encrypt) out->keys = keys_;
     return Status::Ok();
   }
 
@@ -353,15 +357,18 @@ class MeshBuilder {
           return Reject(l, "claimed rank " + std::to_string(l.peer) + " without knowing the communicator secret");
         if (claimed_[size_t(l.peer)]) return Reject(l, "claimed rank " + std::to_string(l.peer) + ", already connected");
         claimed_[size_t(l.peer)] = true;
+        if (o_.encrypt) hs::DeriveDataKeys(k_, hs::Role::kAcceptor, l.hello, l.nonce_a, &keys_[size_t(l.peer)]);
         std::memcpy(l.out, hs::kAccept, hs::kVerdictBytes);
         return Send(l, hs::kVerdictBytes, Link::kSendVerdict, 0);
       case Link::kAwaitChallenge:
+        std::memcpy(l.nonce_a, l.in + hs::kMagicBytes, hs::kNonceBytes);
         if (!hs::AnswerChallenge(k_, l.hello, l.in, l.out))
           return Fatal(l, "the listener there did not prove it knows the communicator secret (another process on that address?)");
         return Send(l, hs::kProofBytes, Link::kAwaitVerdict, hs::kVerdictBytes);
       case Link::kAwaitVerdict:
         if (!hs::IsMagic(l.in, hs::kAccept))
           return Fatal(l, hs::IsMagic(l.in, hs::kReject) ? RejectedText() : "sent a malformed verdict");
+        if (o_.encrypt) hs::DeriveDataKeys(k_, hs::Role::kConnector, l.hello, l.nonce_a, &keys_[size_t(l.peer)]);
         mesh_[size_t(l.peer)].reset(l.fd.release());
         l.closed = true;
         return;
@@ -435,6 +442,7 @@ class MeshBuilder {
   Fd* listener_;
   const Deadline deadline_;
   std::vector<Fd> mesh_;
+  std::vector<hs::DataKeys> keys_;  // encrypted mode: each authenticated connection's keys
   std::vector<bool> claimed_;  // an accepted rank proved itself (its verdict may be in flight)
   std::vector<Clock::time_point> retry_at_;
   std::vector<int> retries_;
@@ -463,6 +471,16 @@ Status GatherCards(int rank, const AllGather& allgather, const C& mine, const St
   return Status::Ok();
 }
 
+// Every rank must agree on encryption; all see the same cards, so all fail alike.
+Status CheckMode(const std::vector<hs::IdentityCard>& ids) {
+  std::vector<int> on, off;
+  for (size_t r = 0; r < ids.size(); ++r) (ids[r].encrypt ? on : off).push_back(int(r));
+  if (on.empty() || off.empty()) return Status::Ok();
+  return InvalidArgument("socket setup: the ranks disagree on encrypting the data path: rank(s) " + Ranks(on) +
+                         " encrypt, rank(s) " + Ranks(off) +
+                         " do not (EQUARX_ENCRYPT, or the communicator's encrypt option, must be equal on every rank)");
+}
+
 template <typename C>
 void SetError(const Status& st, C* card) {
   card->ok = st.ok();
@@ -473,18 +491,18 @@ void SetError(const Status& st, C* card) {
 
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
                              const SocketOptions& options, std::unique_ptr<Transport>* out) {
-  std::vector<int> fds;
-  EQUARX_RETURN_IF_ERROR(CreateSocketMesh(rank, size, allgather, options, &fds));
-  *out = MakeSocketTransport(rank, std::move(fds), options);
+  Mesh mesh;
+  EQUARX_RETURN_IF_ERROR(CreateSocketMesh(rank, size, allgather, options, &mesh));
+  *out = MakeSocketTransport(rank, std::move(mesh), options);
   return Status::Ok();
 }
 
-Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const SocketOptions& options,
-                        std::vector<int>* out) {
+Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const SocketOptions& options, Mesh* out) {
   if (size < 1 || rank < 0 || rank >= size) return InvalidArgument("socket transport: bad rank or size");
   // 1. Identity and the secret.
   hs::IdentityCard me{};
   me.magic = hs::kIdentityMagic;
+  me.encrypt = options.encrypt ? 1 : 0;
   if (options.host_name.empty()) gethostname(me.host, sizeof me.host - 1);
   else std::snprintf(me.host, sizeof me.host, "%s", options.host_name.c_str());
   Status st = OsRandom(me.share, sizeof me.share);
@@ -497,7 +515,7 @@ Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const So
     std::vector<uint8_t> shares(size_t(size) * hs::kShareBytes);
     for (size_t r = 0; r < ids.size(); ++r)
       std::memcpy(shares.data() + r * hs::kShareBytes, ids[r].share, hs::kShareBytes);
-    hs::DeriveSecret(shares.data(), size, &secret);
+    hs::DeriveSecret(shares.data(), size, options.encrypt, &secret);
     Wipe(shares.data(), shares.size());
   }
   bool all_here = true;
@@ -506,6 +524,7 @@ Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const So
     all_here = all_here && std::strncmp(c.host, me.host, sizeof me.host) == 0;
   }
   EQUARX_RETURN_IF_ERROR(gathered);
+  EQUARX_RETURN_IF_ERROR(CheckMode(ids));
   // 2. Listen and publish where.
   hs::AddressCard where{};
   where.magic = hs::kAddressMagic;
@@ -517,16 +536,16 @@ Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const So
   // 3 and 4. The mesh.
   Deadline deadline = Clock::now() + std::chrono::milliseconds(options.setup_timeout_ms);
   if (options.setup_deadline != Deadline{}) deadline = std::min(deadline, options.setup_deadline);
-  std::vector<int> fds;
-  MeshBuilder mesh(rank, size, secret, cards, options, &listener, deadline);
-  EQUARX_RETURN_IF_ERROR(mesh.Run(&fds));
-  for (int fd : fds) {
+  Mesh mesh;
+  MeshBuilder builder(rank, size, secret, cards, options, &listener, deadline);
+  EQUARX_RETURN_IF_ERROR(builder.Run(&mesh));
+  for (int fd : mesh.fds) {
     if (fd < 0) continue;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
-  *out = std::move(fds);
+  *out = std::move(mesh);
   return Status::Ok();
 }
 

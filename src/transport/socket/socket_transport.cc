@@ -1,7 +1,8 @@
 // equarx socket transport — the byte streams of an established mesh: one non-blocking TCP
 // connection per peer, written with sendmsg, read with recv, waited on with poll(). The data
 // loop above them (framing, matching, failures) is the stream transport's
-// (src/transport/stream/); connection setup lives in socket_setup.cc. See socket_transport.h.
+// (src/transport/stream/); connection setup lives in socket_setup.cc, the record layer of the
+// encrypted mode in encrypted_streams.cc. See socket_transport.h.
 #include "transport/socket/socket_transport.h"
 
 #include <errno.h>
@@ -110,15 +111,17 @@ class SocketStreams final : public ByteStreams {
 
 }  // namespace
 
-std::unique_ptr<ByteStreams> MakeSocketStreams(std::vector<int> fds) {
-  return std::make_unique<SocketStreams>(std::move(fds));
+std::unique_ptr<ByteStreams> MakeSocketStreams(Mesh mesh, const SocketOptions& options) {
+  auto plain = std::make_unique<SocketStreams>(std::move(mesh.fds));
+  if (mesh.keys.empty()) return plain;
+  return MakeEncryptedStreams(std::move(plain), mesh.keys, options.records);
 }
 
-std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options) {
+std::unique_ptr<Transport> MakeSocketTransport(int rank, Mesh mesh, const SocketOptions& options) {
   StreamLimits limits;
   limits.max_message_bytes = options.max_message_bytes;
   limits.max_unexpected_bytes = options.max_unexpected_bytes;
-  return MakeStreamTransport(rank, std::make_unique<SocketStreams>(std::move(fds)), limits);
+  return MakeStreamTransport(rank, MakeSocketStreams(std::move(mesh), options), limits);
 }
 
 }  // namespace equarx::transport

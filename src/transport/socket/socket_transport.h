@@ -18,8 +18,10 @@
 // (source, tag) in posting order, as in MPI (src/transport/stream/): a header that meets a
 // posted receive streams straight into the caller's buffer; otherwise the message is read into
 // a buffer of its own until a receive claims it. Progress happens inside Isend, Wait and Test
-// (non-blocking sends/recvs, poll for readiness), on the calling thread only. docs/security.md
-// has the threat model.
+// (non-blocking sends/recvs, poll for readiness), on the calling thread only. With `encrypt`,
+// every byte after the handshake travels in AES-256-GCM records under keys of that connection
+// (encrypted_streams.h); without, the bytes are the frames themselves. docs/security.md has
+// the threat model of both modes.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/socket/encrypted_streams.h"
+#include "transport/socket/socket_handshake.h"
 #include "transport/transport.h"
 
 namespace equarx::transport {
@@ -60,6 +64,18 @@ struct SocketOptions {
   /// in memory. A message that does not fit is left in the kernel (TCP flow control stops
   /// the sender) until its receive is posted, then read straight into the caller's buffer.
   size_t max_unexpected_bytes = size_t(16) << 20;
+  /// Encrypt and authenticate everything the connections carry after the handshake
+  /// (encrypted_streams.h). Every rank must agree: a mismatch fails setup on every rank.
+  bool encrypt = false;
+  /// Encrypted mode: key updates and the end of a connection's nonces (tests lower them).
+  RecordLimits records;
+};
+
+/// A finished mesh: fds[p] is the connected, non-blocking, authenticated socket to rank p (-1
+/// for this rank); keys[p] that connection's keys when the mesh is encrypted (else empty).
+struct Mesh {
+  std::vector<int> fds;
+  std::vector<handshake::DataKeys> keys;
 };
 
 /// Builds the mesh of this rank's connections. Collective over the group: every rank must
@@ -67,18 +83,16 @@ struct SocketOptions {
 Status CreateSocketTransport(int rank, int size, const AllGather& allgather,
                              const SocketOptions& options, std::unique_ptr<Transport>* out);
 
-/// The mesh alone: (*fds)[p] is the connected, non-blocking, authenticated socket to rank p
-/// (-1 for this rank). Collective, as CreateSocketTransport.
-Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const SocketOptions& options,
-                        std::vector<int>* fds);
+/// The mesh alone. Collective, as CreateSocketTransport.
+Status CreateSocketMesh(int rank, int size, const AllGather& allgather, const SocketOptions& options, Mesh* out);
 
-/// The byte streams of a finished mesh (socket_transport.cc), for transports that use some of
-/// its connections for their own purpose (src/transport/shm/host_transport.cc). Takes the fds.
-class ByteStreams;
-std::unique_ptr<ByteStreams> MakeSocketStreams(std::vector<int> fds);
+/// The byte streams of a finished mesh (socket_transport.cc), encrypted when it has keys, for
+/// transports that use some of its connections for their own purpose
+/// (src/transport/shm/host_transport.cc). Takes the fds.
+std::unique_ptr<ByteStreams> MakeSocketStreams(Mesh mesh, const SocketOptions& options);
 
-/// Internal (socket_setup.cc -> socket_transport.cc): the stream transport over a finished mesh.
-/// fds[p] is the connected, non-blocking socket to rank p (-1 for this rank); it takes them.
-std::unique_ptr<Transport> MakeSocketTransport(int rank, std::vector<int> fds, const SocketOptions& options);
+/// Internal (socket_setup.cc -> socket_transport.cc): the stream transport over a finished
+/// mesh. Takes its fds.
+std::unique_ptr<Transport> MakeSocketTransport(int rank, Mesh mesh, const SocketOptions& options);
 
 }  // namespace equarx::transport

@@ -178,7 +178,7 @@ class StreamTransport final : public Transport {
       p.buffered -= it->length;
       p.unexpected.erase(it);
       Unpark(p);  // the budget grew
-      if (p.Buffered()) Read(p);  // what was read ahead does not wake a wait again
+      if (ReadAhead(p)) Read(p);  // what was read ahead does not wake a wait again
       return Status::Ok();
     }
     if (p.lost) {
@@ -187,7 +187,7 @@ class StreamTransport final : public Transport {
     }
     p.Post(e);
     Unpark(p);  // the held message may be this one
-    if (p.Buffered()) Read(p);
+    if (ReadAhead(p)) Read(p);
     return Status::Ok();
   }
 
@@ -287,6 +287,10 @@ class StreamTransport final : public Transport {
       default: return Internal("request was cancelled");
     }
   }
+
+  // Bytes of the peer's stream already read ahead, here or in the stream (a record layer's
+  // buffer): no readiness will announce them, so whoever makes them readable reads them.
+  bool ReadAhead(const Peer& p) const { return p.Buffered() || streams_->Buffered(int(&p - peers_.data())); }
 
   // Messages to ourselves: matched in memory, never touching a socket.
   Status SelfMatch(Entry* e) {
@@ -497,7 +501,7 @@ class StreamTransport final : public Transport {
   void Progress(int timeout_ms) {
     // Frames already read ahead need no waiting: move them first.
     for (Peer& p : peers_)
-      if (!p.lost && !p.parked && p.Buffered()) {
+      if (!p.lost && !p.parked && ReadAhead(p)) {
         Read(p);
         timeout_ms = 0;
       }

@@ -62,7 +62,11 @@ class ByteStreams {
   /// For messages: "socket", "shared-memory".
   virtual const char* name() const = 0;
   /// Writes a prefix of the pieces without blocking: kOk with *written (> 0) bytes taken,
-  /// kWouldBlock when none fit, or kClosed (the stream failed; *why says how).
+  /// kWouldBlock when none fit, or kClosed (the stream failed; *why says how). Every piece
+  /// lies within one frame, and a frame's first piece is its whole 16-byte header. A stream
+  /// may count as taken bytes that it has committed to carry but still holds (a record
+  /// layer's sealed records) only while it keeps back the last of them: the frame of that byte
+  /// then stays queued, and the data loop calls Write again, that byte first, until it is out.
   virtual Io Write(int peer, const Piece* pieces, int n, size_t* written, std::string* why) = 0;
   /// Reads up to `want` (> 0) bytes without blocking: kOk with *got > 0, kWouldBlock, or
   /// kClosed (the peer ended the stream or is gone; *why says how).
@@ -76,6 +80,9 @@ class ByteStreams {
   /// (a frame header, a small message), keeping the rest for the next frames: one system call
   /// then reads several small frames. 0: read exactly what is needed (a ring in memory).
   virtual size_t ReadAhead(int peer) const { (void)peer; return 0; }
+  /// True when Read would return bytes for `peer` that the stream already holds (a record
+  /// layer's opened records): no readiness of the connection announces them.
+  virtual bool Buffered(int peer) const { (void)peer; return false; }
   /// The most pieces one Write takes (the data loop gathers several queued frames into one).
   static constexpr int kMaxPieces = 16;
 };
