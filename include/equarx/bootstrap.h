@@ -50,21 +50,27 @@ Status ParseDataPath(const std::string& name, DataPath* out);
 /// every rank, always from the thread that called CreateCommunicator.
 using AllGatherFn = std::function<Status(const void* mine, size_t bytes, void* all)>;
 
-struct BootstrapOptions {
+/// How a set-up connects the ranks: what BootstrapOptions and MpiCommunicatorOptions
+/// (equarx/mpi.h) both take.
+struct ConnectOptions {
   /// kHost (the default: rings to the ranks of this host, TCP to the others, the hosts found,
-  /// not configured), kSockets or kSharedMemory; kMpi is refused (use CreateMpiCommunicator).
+  /// not configured), kSockets or kSharedMemory; kMpi only through CreateMpiCommunicator (e.g.
+  /// for InfiniBand).
   DataPath data_path = DataPath::kHost;
   /// kSockets, kHost: the interface other hosts connect to (e.g. "eth1"); empty: the first
   /// non-loopback IPv4 interface that is up.
   std::string socket_interface;
-  /// The set-up's deadline (the connections; the caller's exchange must respect it too).
+  /// The set-up's deadline (every step of it; a caller's exchange must respect it too).
   int setup_timeout_ms = 60000;
   /// kSockets, kHost: encrypt and authenticate everything equarx's TCP connections carry after
   /// their handshake (AES-256-GCM under keys of each connection; docs/security.md). The
-  /// shared-memory rings between the ranks of one host are not encrypted. Every rank must give
-  /// the same (checked: a mismatch fails the set-up on every rank).
+  /// shared-memory rings between the ranks of one host are not encrypted; kMpi refuses it
+  /// (its connections are MPI's). Every rank must give the same (checked: a mismatch fails
+  /// the set-up on every rank).
   bool encrypt = false;
+};
 
+struct BootstrapOptions : ConnectOptions {
   /// The defaults overridden by EQUARX_DATA_PATH, EQUARX_SOCKET_IFNAME and EQUARX_ENCRYPT (an
   /// unknown data path, or an EQUARX_ENCRYPT other than 0 or 1, is an error).
   static Status FromEnvironment(BootstrapOptions* out);

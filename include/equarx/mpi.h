@@ -13,26 +13,16 @@ namespace equarx {
 
 // DataPath and DataPathName: equarx/bootstrap.h.
 
-struct MpiCommunicatorOptions {
-  /// The default is kHost: equarx's own TCP connections between hosts (on TCP networks faster
-  /// than MPI point-to-point, docs/benchmarks.md "Data path"; a dead or stopped peer fails every
-  /// survivor's call within its deadline) and shared-memory rings between the ranks of one
-  /// host, which it finds itself (host name and boot id), with their layout (the default of
-  /// ranks_per_host). kMpi stays selectable (e.g. for InfiniBand).
-  DataPath data_path = DataPath::kHost;
-  /// kSockets: the interface other hosts connect to (e.g. "eth1"); empty: the first
-  /// non-loopback IPv4 interface that is up.
-  std::string socket_interface;
-  /// The set-up's deadline: every step of CreateMpiCommunicator (MPI's agreement steps, the
-  /// duplication of the communicator, the other paths' exchanges and connections) ends by
-  /// it, else kTimeout naming the step. After such a timeout the MPI communicator has an
-  /// unfinished collective: end the job (a rank has not arrived, or has died or stopped).
-  int setup_timeout_ms = 60000;
-  /// kSockets, kHost: encrypt and authenticate everything equarx's TCP connections carry
-  /// (BootstrapOptions::encrypt). Refused with kMpi, whose connections are MPI's. Every rank
-  /// must give the same (checked on every rank).
-  bool encrypt = false;
-
+/// ConnectOptions (equarx/bootstrap.h). The default data path, kHost, is equarx's own TCP
+/// connections between hosts (on TCP networks faster than MPI point-to-point,
+/// docs/benchmarks.md "Data path"; a dead or stopped peer fails every survivor's call within
+/// its deadline) and shared-memory rings between the ranks of one host, which it finds itself
+/// (host name and boot id), with their layout (the default of ranks_per_host). The set-up's
+/// deadline bounds every step of CreateMpiCommunicator (MPI's agreement steps, the duplication
+/// of the communicator, the other paths' exchanges and connections), else kTimeout naming the
+/// step; the MPI communicator then has an unfinished collective: end the job (a rank has not
+/// arrived, or has died or stopped).
+struct MpiCommunicatorOptions : ConnectOptions {
   /// The defaults overridden by EQUARX_DATA_PATH, EQUARX_SOCKET_IFNAME and EQUARX_ENCRYPT, as
   /// BootstrapOptions::FromEnvironment reads them (a malformed value is an error).
   static Status FromEnvironment(MpiCommunicatorOptions* out);
