@@ -22,7 +22,7 @@ if [[ -z $BEFORE || ! -x $BEFORE/bench/codec/equarx_codec_bench || ! -x $BEFORE/
   echo "ab_speed.sh: --before must name a release build with equarx_codec_bench and equarx-perf" >&2
   exit 2
 fi
-FILTER='(RotateForward|RotateInverse|RawBF16Encode|RawBF16Decode|Int8Encode<128, BF16>|Int8DecodeAccumulateEncode<128, BF16>)/'
+FILTER='(Rotate(Forward|Inverse)<[0-9]+, [A-Z0-9]+>|RawBF16Encode|RawBF16Decode|Int8Encode<128, BF16>|Int8DecodeAccumulateEncode<128, BF16>)/'
 rm -rf "$OUT"
 mkdir -p "$OUT"
 speed_env "$OUT/env.txt"
