@@ -6,17 +6,20 @@
 # and the default call at 16 and 64 MiB), the two builds alternating launch by launch. Medians;
 # bench/plot/ab_table.py writes the table into docs/performance.md ("generated:ab_speed").
 #
-#   bash bench/ab_speed.sh --before BUILD_DIR [--launches N] [--out DIR]   (root: the namespaces)
+#   bash bench/ab_speed.sh --before BUILD_DIR [--launches N] [--targets LIST] [--out DIR]   (root)
 #
-# BUILD_DIR: the release build of the earlier revision (e.g. a git worktree's build/release).
+# BUILD_DIR: the release build of the earlier revision (e.g. a git worktree's build/release);
+# --targets: the SIMD targets of the kernels, comma-separated (default: every one the CPU has
+# but SCALAR and SSSE3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BEFORE=
 LAUNCHES=2
+TARGETS=
 OUT=bench/results/ab_speed
 source bench/options_lib.sh
-bench_options "bench/ab_speed.sh --before BUILD_DIR [--launches N] [--out DIR]" \
-  --before=BEFORE --launches=LAUNCHES --out=OUT -- "$@"
+bench_options "bench/ab_speed.sh --before BUILD_DIR [--launches N] [--targets LIST] [--out DIR]" \
+  --before=BEFORE --launches=LAUNCHES --targets=TARGETS --out=OUT -- "$@"
 source bench/codec_speed_lib.sh
 if [[ -z $BEFORE || ! -x $BEFORE/bench/codec/equarx_codec_bench || ! -x $BEFORE/tools/perf/equarx-perf ]]; then
   echo "ab_speed.sh: --before must name a release build with equarx_codec_bench and equarx-perf" >&2
@@ -28,9 +31,9 @@ mkdir -p "$OUT"
 speed_env "$OUT/env.txt"
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BEFORE/CMakeCache.txt")
 echo "before: $(git -C "$src" rev-parse HEAD)$(git -C "$src" diff --quiet HEAD -- src include || echo ' (+ uncommitted changes)')" >>"$OUT/env.txt"
-echo "command: bash bench/ab_speed.sh --before $BEFORE --launches $LAUNCHES --out $OUT" >>"$OUT/env.txt"
+echo "command: bash bench/ab_speed.sh --before $BEFORE --launches $LAUNCHES${TARGETS:+ --targets $TARGETS} --out $OUT" >>"$OUT/env.txt"
 
-for target in $(codec_targets); do
+for target in $(if [[ -n $TARGETS ]]; then echo "${TARGETS//,/ }"; else codec_targets; fi); do
   for side in before after; do
     echo "== kernels, $target, $side" >&2
     build=$([[ $side == before ]] && echo "$BEFORE" || echo "$B")

@@ -60,7 +60,7 @@ def netem_times(res, side):
 
 def netem_table(res):
     before, after = netem_times(res, "before"), netem_times(res, "after")
-    rows = ["| algorithm | size | before ms (launches × reps) | after ms | after/before speed |",
+    rows = ["| algorithm | size | before ms (launches) | after ms | after/before speed |",
             "|---|---:|---:|---:|---:|"]
     for key in sorted(set(before) & set(after), key=lambda k: (k[0], k[1])):
         b, a = statistics.median(before[key]), statistics.median(after[key])
@@ -80,8 +80,8 @@ def main():
     text += kernels_table(res)
     text += ["", "**4 emulated hosts at 1 Gbit/s**, one rank each, f32 data, equarx's TCP data path, the "
              "builds in alternating launches (`netem_<side>_<launch>/`); `full_bidir` is the default "
-             "call's pick at these sizes, `ring` the unquantized ring; median of every timed "
-             "repetition of every launch:", ""]
+             "call's pick at these sizes, `ring` the unquantized ring; the median over launches of "
+             "each launch's time (equarx-perf's median of its repetitions):", ""]
     text += netem_table(res)
     emit("\n".join(text), splice, "ab_speed")
 

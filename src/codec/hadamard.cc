@@ -243,77 +243,51 @@ HWY_INLINE bool WithDType(DType t, Fn fn) {
   return false;
 }
 
-// The walk both directions share: set up once per call (the lanes, the block, the butterfly's
-// stages, the sign key, the pieces of a whole block, the block's sign stream, a piece's
-// scratch), then block by block (the block index counted up: no division per block):
-// ref(s, len) for a block the vector code does not take (a piece narrower than a vector, or
-// longer than kMaxRotBlock); else the block's signs, piece(s, first, k) for each power-of-two
-// piece of 2^k elements at `first` in the block, largest first, and done(s, len).
-struct Walk {
-  explicit Walk(const RotationSpec& spec)
-      : N(hn::Lanes(DF())), B(spec.block), key(internal::RotationKey(spec.seed)), full(std::min(B, kMaxRotBlock)) {}
-  template <class Ref, class PieceFn, class Done>
-  HWY_INLINE void Blocks(size_t n, uint64_t offset, Ref ref, PieceFn piece, Done done) {
-    uint64_t b = offset / B;
-    for (size_t s = 0; s < n; s += B, ++b) {
-      const size_t len = std::min(B, n - s);
-      if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
-        ref(s, len);
-        continue;
-      }
-      signs.Start(key, b, B, len);
-      size_t first = 0;
-      const Pieces pieces = len == B ? full : Pieces(len);
-      for (int pi = 0; pi < pieces.count; ++pi) {
-        piece(s, first, pieces.log2[pi]);
-        first += size_t(1) << pieces.log2[pi];
-      }
-      done(s, len);
-    }
-  }
-  const size_t N, B;
-  const Stages st;
-  const uint64_t key;
-  const Pieces full;
-  BlockSigns signs;
-  HWY_ALIGN float scratch[kMaxRotBlock];
-};
-
 template <DType T, bool kGuard>
 bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offset, float* out) {
-  VI m = hn::Zero(DI());  // guard: the block's largest |input| bits
-  Walk w(spec);
-  bool poisoned = false;
   const DF df;
-  const size_t N = w.N;
-  w.Blocks(
-      n, offset,
-      [&](size_t s, size_t len) EQUARX_LAMBDA_INLINE {
-        poisoned |= ref::RotateForward(spec, T, static_cast<const uint8_t*>(src) + s * DTypeSize(T), len,
-                                       offset + s, out + s);
-      },
-      [&](size_t s, size_t first, int k) EQUARX_LAMBDA_INLINE {
-        const VF scale = hn::Set(df, PowTwoNeg(k / 2));
-        const size_t at = s + first;
-        auto in = [&](size_t i) EQUARX_LAMBDA_INLINE {
-          const VF sign = w.st.Signs(w.signs.Bits(first + i * N));
-          const VF x = LoadF<T>(src, at + i * N);
-          if constexpr (kGuard) m = hn::Max(m, AbsBits(x));
-          return hn::Mul(hn::Xor(x, sign), scale);
-        };
-        auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE { hn::StoreU(v, df, out + at + i * N); };
-        Piece(w.st, size_t(1) << k, in, store, w.scratch);
-      },
-      [&](size_t s, size_t len) EQUARX_LAMBDA_INLINE {
-        if constexpr (kGuard) {
-          // Every input of the block was read (each piece before it was written, so in place too).
-          if (AnyAtLeast(m, kUnsafeBits)) {
-            internal::PoisonBlock(out + s, len);
-            poisoned = true;
-          }
-          m = hn::Zero(DI());
-        }
-      });
+  const size_t N = hn::Lanes(df), B = spec.block;
+  const Stages st;
+  const uint64_t key = internal::RotationKey(spec.seed);
+  const Pieces full(std::min(B, kMaxRotBlock));
+  BlockSigns signs;
+  HWY_ALIGN float scratch[kMaxRotBlock];
+  bool poisoned = false;
+  uint64_t b = offset / B;  // the block index, counted up (no division per block)
+  for (size_t s = 0; s < n; s += B, ++b) {
+    const size_t len = std::min(B, n - s);
+    if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
+      poisoned |= ref::RotateForward(spec, T, static_cast<const uint8_t*>(src) + s * DTypeSize(T),
+                                     len, offset + s, out + s);
+      continue;
+    }
+    signs.Start(key, b, B, len);
+    VI m = hn::Zero(DI());  // guard: the block's largest |input| bits
+    size_t first = 0;
+    const Pieces pieces = len == B ? full : Pieces(len);
+    for (int pi = 0; pi < pieces.count; ++pi) {
+      const int k = pieces.log2[pi];
+      const size_t p = size_t(1) << k;
+      const VF scale = hn::Set(df, PowTwoNeg(k / 2));
+      const size_t at = s + first;
+      auto in = [&](size_t i) EQUARX_LAMBDA_INLINE {
+        const VF sign = st.Signs(signs.Bits(first + i * N));
+        const VF x = LoadF<T>(src, at + i * N);
+        if constexpr (kGuard) m = hn::Max(m, AbsBits(x));
+        return hn::Mul(hn::Xor(x, sign), scale);
+      };
+      auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE { hn::StoreU(v, df, out + at + i * N); };
+      Piece(st, p, in, store, scratch);
+      first += p;
+    }
+    if constexpr (kGuard) {
+      // Every input of the block was read (each piece before it was written, so in place too).
+      if (AnyAtLeast(m, kUnsafeBits)) {
+        internal::PoisonBlock(out + s, len);
+        poisoned = true;
+      }
+    }
+  }
   return poisoned;
 }
 
@@ -329,30 +303,43 @@ bool RotateForwardImpl(const RotationSpec& spec, DType t, const void* src, size_
 template <DType T, bool kGuard>
 bool InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offset, void* dst) {
   const DF df;
-  Walk w(spec);
-  const size_t N = w.N;
+  const size_t N = hn::Lanes(df), B = spec.block;
+  const Stages st;
+  const uint64_t key = internal::RotationKey(spec.seed);
+  const Pieces full(std::min(B, kMaxRotBlock));
+  BlockSigns signs;
+  HWY_ALIGN float scratch[kMaxRotBlock];
   // Results are converted in the register and stored to the destination. In place (dst ==
   // in, f32) is fine: a piece is read whole before any of it is written.
   bool nonfinite = false;
   VI m = hn::Zero(DI());  // guard: the largest |result| bits
-  w.Blocks(
-      n, offset,
-      [&](size_t s, size_t len) EQUARX_LAMBDA_INLINE {
-        nonfinite |= ref::RotateInverse(spec, in + s, len, offset + s, T, static_cast<uint8_t*>(dst) + s * DTypeSize(T));
-      },
-      [&](size_t s, size_t first, int k) EQUARX_LAMBDA_INLINE {
-        const VF scale = hn::Set(df, PowTwoNeg((k + 1) / 2));
-        const float* from = in + s + first;
-        const size_t at = s + first;
-        auto load = [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
-        auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
-          const VF sign = w.st.Signs(w.signs.Bits(first + i * N));
-          if constexpr (kGuard) m = hn::Max(m, AbsBits(v));
-          StoreF<T>(hn::Xor(v, sign), dst, at + i * N);
-        };
-        Piece(w.st, size_t(1) << k, load, store, w.scratch);
-      },
-      [](size_t, size_t) {});
+  uint64_t b = offset / B;  // the block index, counted up (no division per block)
+  for (size_t s = 0; s < n; s += B, ++b) {
+    const size_t len = std::min(B, n - s);
+    if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
+      nonfinite |= ref::RotateInverse(spec, in + s, len, offset + s, T,
+                                      static_cast<uint8_t*>(dst) + s * DTypeSize(T));
+      continue;
+    }
+    signs.Start(key, b, B, len);
+    size_t first = 0;
+    const Pieces pieces = len == B ? full : Pieces(len);
+    for (int pi = 0; pi < pieces.count; ++pi) {
+      const int k = pieces.log2[pi];
+      const size_t p = size_t(1) << k;
+      const VF scale = hn::Set(df, PowTwoNeg((k + 1) / 2));
+      const float* from = in + s + first;
+      const size_t at = s + first;
+      auto load = [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
+      auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
+        const VF sign = st.Signs(signs.Bits(first + i * N));
+        if constexpr (kGuard) m = hn::Max(m, AbsBits(v));
+        StoreF<T>(hn::Xor(v, sign), dst, at + i * N);
+      };
+      Piece(st, p, load, store, scratch);
+      first += p;
+    }
+  }
   if constexpr (kGuard) nonfinite |= AnyAtLeast(m, kInfBits);
   return nonfinite;
 }

@@ -30,6 +30,31 @@ namespace {
 
 Deadline In(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 
+// One message of PostBothAndWait.
+struct Msg {
+  uint64_t tag;
+  void* buf;
+  size_t bytes;
+  Request* req;
+};
+
+// The int that `peer` sends with `tag`, received on t (the receive must complete).
+int ReceiveInt(Transport* t, int peer, uint64_t tag) {
+  int v = 0;
+  Request r;
+  Status st = t->Irecv(peer, tag, &v, sizeof v, &r);
+  if (st.ok()) st = t->Wait(&r, In(5000));
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return v;
+}
+
+// Posts a and then b with `peer` (sends when `send`, else receives), then waits for a and b.
+void PostBothAndWait(Transport* t, bool send, int peer, Msg a, Msg b) {
+  for (const Msg& m : {a, b})
+    ASSERT_TRUE((send ? t->Isend(peer, m.tag, m.buf, m.bytes, m.req) : t->Irecv(peer, m.tag, m.buf, m.bytes, m.req)).ok());
+  for (const Msg& m : {a, b}) ASSERT_TRUE(t->Wait(m.req, In(20000)).ok());
+}
+
 std::vector<Status> Mesh(int n, std::vector<std::unique_ptr<Transport>>* out,
                          const std::function<void(int, SocketOptions*)>& options = nullptr) {
   return testing::SocketMesh(n, out, options);
@@ -138,17 +163,15 @@ TEST_P(Contract, LengthMismatchIsAnErrorAndTheStreamStaysInStep) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(2, &t);
   char big[16] = {}, small[8];
-  int after = 11, got = 0;
-  Request s, r, s2, r2;
+  int after = 11;
+  Request s, r, s2;
   ASSERT_TRUE(t[1]->Irecv(0, 1, small, sizeof small, &r).ok());
   ASSERT_TRUE(t[0]->Isend(1, 1, big, sizeof big, &s).ok());
   ASSERT_TRUE(t[0]->Isend(1, 2, &after, sizeof after, &s2).ok());
   Status st = t[1]->Wait(&r, In(5000));
   EXPECT_EQ(st.code(), StatusCode::kMismatch);
   EXPECT_NE(st.message().find("16 bytes sent, 8 expected"), std::string::npos) << st.ToString();
-  ASSERT_TRUE(t[1]->Irecv(0, 2, &got, sizeof got, &r2).ok());
-  ASSERT_TRUE(t[1]->Wait(&r2, In(5000)).ok());
-  EXPECT_EQ(got, 11);
+  EXPECT_EQ(ReceiveInt(t[1].get(), 0, 2), 11);
 }
 
 TEST_P(Contract, CancelledReceiveLeavesTheMessageForTheNextOne) {
@@ -182,12 +205,7 @@ TEST_P(Stream, CancelledSendInFlightStillArrivesWhole) {
   t[0]->Cancel(&s);
   std::fill(a.begin(), a.end(), uint8_t(0xEE));  // the buffer is ours again
   ASSERT_TRUE(t[0]->Isend(1, 2, &tail, sizeof tail, &s2).ok());
-  std::thread rx([&] {
-    ASSERT_TRUE(t[1]->Irecv(0, 1, b.data(), n, &r).ok());
-    ASSERT_TRUE(t[1]->Irecv(0, 2, &tail_got, sizeof tail_got, &r2).ok());
-    ASSERT_TRUE(t[1]->Wait(&r, In(20000)).ok());
-    ASSERT_TRUE(t[1]->Wait(&r2, In(20000)).ok());
-  });
+  std::thread rx([&] { PostBothAndWait(t[1].get(), false, 0, {1, b.data(), n, &r}, {2, &tail_got, sizeof tail_got, &r2}); });
   ASSERT_TRUE(t[0]->Wait(&s2, In(20000)).ok());
   rx.join();
   EXPECT_TRUE(b == want);
@@ -247,7 +265,7 @@ TEST_P(Contract, NothingArrivingIsATimeoutAtTheDeadline) {
 TEST_P(Stream, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
   std::vector<std::unique_ptr<Transport>> t;
   MeshOk(3, &t);
-  int y = 0, z = 0;
+  int y = 0;
   Request r, r2, s;
   ASSERT_TRUE(t[0]->Irecv(2, 1, &y, sizeof y, &r).ok());
   t[2].reset();  // rank 2 goes away: its connections (or rings) close
@@ -262,10 +280,7 @@ TEST_P(Stream, LostPeerIsARemoteErrorLongBeforeTheDeadline) {
   EXPECT_EQ(t[0]->Wait(&r2, In(10000)).code(), StatusCode::kRemoteError);
   int x = 9;
   ASSERT_TRUE(t[1]->Isend(0, 3, &x, sizeof x, &s).ok());
-  Request r3;
-  ASSERT_TRUE(t[0]->Irecv(1, 3, &z, sizeof z, &r3).ok());
-  ASSERT_TRUE(t[0]->Wait(&r3, In(5000)).ok());
-  EXPECT_EQ(z, 9);
+  EXPECT_EQ(ReceiveInt(t[0].get(), 1, 3), 9);
 }
 
 TEST_P(Stream, AbortFailsEveryPeerPromptly) {
@@ -352,16 +367,9 @@ TEST(Shm, SmallRingsCarryLargeMessagesInOrder) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(i * 13 + 5);
   int x = 7, y = 0;
   Request s1, s2, r1, r2;
-  std::thread tx([&] {
-    ASSERT_TRUE(t[0]->Isend(1, 1, a.data(), a.size(), &s1).ok());
-    ASSERT_TRUE(t[0]->Isend(1, 2, &x, sizeof x, &s2).ok());
-    ASSERT_TRUE(t[0]->Wait(&s1, In(20000)).ok());
-    ASSERT_TRUE(t[0]->Wait(&s2, In(20000)).ok());
-  });
-  ASSERT_TRUE(t[1]->Irecv(0, 2, &y, sizeof y, &r2).ok());  // posted first, arrives second
-  ASSERT_TRUE(t[1]->Irecv(0, 1, b.data(), b.size(), &r1).ok());
-  ASSERT_TRUE(t[1]->Wait(&r2, In(20000)).ok());
-  ASSERT_TRUE(t[1]->Wait(&r1, In(20000)).ok());
+  std::thread tx([&] { PostBothAndWait(t[0].get(), true, 1, {1, a.data(), a.size(), &s1}, {2, &x, sizeof x, &s2}); });
+  // The receive of tag 2 is posted first and arrives second.
+  PostBothAndWait(t[1].get(), false, 0, {2, &y, sizeof y, &r2}, {1, b.data(), b.size(), &r1});
   tx.join();
   EXPECT_TRUE(a == b);
   EXPECT_EQ(y, 7);
