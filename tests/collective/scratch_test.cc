@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "algo/hierarchical.h"
@@ -16,6 +15,7 @@
 #include "algo/scratch.h"
 #include "support/oracle.h"
 #include "transport/inproc/inproc_transport.h"
+#include "world.h"
 
 namespace equarx {
 namespace {
@@ -40,32 +40,30 @@ Outcome RunResolved(const algo::Resolved& r, const std::vector<Buffer>& in, size
     for (size_t i = 0; i < count; ++i) o.residual[q][i] = float(1e-3 * double((i * 7 + q) % 13));
   o.bytes.assign(n, 0);
   o.scratch.assign(n, 0);
-  o.status.assign(n, Status::Ok());
   auto fabric = transport::CreateInprocFabric(int(n));
-  std::vector<std::thread> threads;
-  for (size_t q = 0; q < n; ++q)
-    threads.emplace_back([&, q] {
-      auto t = transport::CreateInprocTransport(fabric, int(q));
-      algo::Scratch scratch;
-      algo::HierarchicalScratch own;
-      algo::RunArgs a;
-      a.transport = t.get();
-      a.dtype = in[q].dtype;
-      a.send = in[q].data();
-      a.recv = o.out[q].data();
-      a.count = count;
-      a.microshards = r.options.microshards;
-      a.tag_base = uint64_t(1) << 32;
-      a.deadline = transport::Clock::now() + std::chrono::seconds(120);
-      a.residual = ef ? o.residual[q].data() : nullptr;
-      if (r.rotate) a.rotation = codec::RotationSpec{uint32_t(RotationBlockOf(r.options)), r.options.seed, false};
-      a.scratch_floor = floor;
-      o.status[q] = r.hierarchical ? algo::ExecuteHierarchical(r, a, &scratch, &own)
-                                   : algo::Execute(r.plan, a, &scratch);
-      o.bytes[q] = t->bytes_sent();
-      o.scratch[q] = scratch.capacity() + own.bytes.capacity();
-    });
-  for (auto& t : threads) t.join();
+  o.status = tools::RunOnRanks(int(n), [&](int rank) {
+    const size_t q = size_t(rank);
+    auto t = transport::CreateInprocTransport(fabric, rank);
+    algo::Scratch scratch;
+    algo::HierarchicalScratch own;
+    algo::RunArgs a;
+    a.transport = t.get();
+    a.dtype = in[q].dtype;
+    a.send = in[q].data();
+    a.recv = o.out[q].data();
+    a.count = count;
+    a.microshards = r.options.microshards;
+    a.tag_base = uint64_t(1) << 32;
+    a.deadline = transport::Clock::now() + std::chrono::seconds(120);
+    a.residual = ef ? o.residual[q].data() : nullptr;
+    if (r.rotate) a.rotation = codec::RotationSpec{uint32_t(RotationBlockOf(r.options)), r.options.seed, false};
+    a.scratch_floor = floor;
+    const Status st = r.hierarchical ? algo::ExecuteHierarchical(r, a, &scratch, &own)
+                                     : algo::Execute(r.plan, a, &scratch);
+    o.bytes[q] = t->bytes_sent();
+    o.scratch[q] = scratch.capacity() + own.bytes.capacity();
+    return st;
+  });
   return o;
 }
 
