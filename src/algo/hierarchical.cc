@@ -22,10 +22,10 @@
 // other host each, 1 MiB on a single host, at most 32, cut on the block grid): every step-1
 // and step-3 message of a chunk group (below) is posted at its start, and the owner, chunk by
 // chunk, waits for the chunk's contributions, sums them, runs the chunk's inner AllReduce and
-// posts the chunk's step-3 sends. The transport moves the posted intra-host messages while the owner waits
-// inside the inner AllReduce, so the shared-memory passes overlap the bytes between hosts
-// instead of running before and after them. (In-place calls post a step-3 receive only once
-// the step-1 send of the same bytes has completed.)
+// posts the chunk's step-3 sends. The transport moves the posted intra-host messages while
+// the owner waits inside the inner AllReduce, so the shared-memory passes overlap the bytes
+// between hosts instead of running before and after them. (In-place calls post a step-3
+// receive only once the step-1 send of the same bytes has completed.)
 //
 // Chunk groups (bounded scratch): every step-1 message has its own buffer, which for all chunks
 // at once is (R_h - 1) times the rank's shards. The chunks are run in groups of G consecutive
