@@ -30,8 +30,10 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 speed_env "$OUT/env.txt"
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BEFORE/CMakeCache.txt")
-echo "before: $(git -C "$src" rev-parse HEAD)$(git -C "$src" diff --quiet HEAD -- src include || echo ' (+ uncommitted changes)')" >>"$OUT/env.txt"
-echo "command: bash bench/ab_speed.sh --before $BEFORE --launches $LAUNCHES${TARGETS:+ --targets $TARGETS} --out $OUT" >>"$OUT/env.txt"
+rev=$(git -C "$src" rev-parse HEAD)
+echo "before: $rev$(git -C "$src" diff --quiet HEAD -- src include || echo ' (+ uncommitted changes)')" >>"$OUT/env.txt"
+# The command as a reader can repeat it: the earlier build named by its revision, not its path.
+echo "command: bash bench/ab_speed.sh --before <release build of ${rev:0:7}> --launches $LAUNCHES${TARGETS:+ --targets $TARGETS} --out $OUT" >>"$OUT/env.txt"
 
 for target in $(if [[ -n $TARGETS ]]; then echo "${TARGETS//,/ }"; else codec_targets; fi); do
   for side in before after; do
