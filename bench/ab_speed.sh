@@ -29,9 +29,8 @@ FILTER='(Rotate(Forward|Inverse)<[0-9]+, [A-Z0-9]+>|RawBF16Encode|RawBF16Decode|
 rm -rf "$OUT"
 mkdir -p "$OUT"
 speed_env "$OUT/env.txt"
-src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BEFORE/CMakeCache.txt")
-rev=$(git -C "$src" rev-parse HEAD)
-echo "before: $rev$(git -C "$src" diff --quiet HEAD -- src include || echo ' (+ uncommitted changes)')" >>"$OUT/env.txt"
+rev=$(before_revision "$BEFORE")
+echo "before: $rev" >>"$OUT/env.txt"
 # The command as a reader can repeat it: the earlier build named by its revision, not its path.
 echo "command: bash bench/ab_speed.sh --before <release build of ${rev:0:7}> --launches $LAUNCHES${TARGETS:+ --targets $TARGETS} --out $OUT" >>"$OUT/env.txt"
 

@@ -11,6 +11,9 @@
 #   codec_bench BUILD TARGET FILTER OUT [ARGS]
 #                                   BUILD's equarx_codec_bench forced to TARGET, medians of 5
 #                                   (ARGS: more flags, later ones winning), JSON into OUT
+#   before_revision BUILD           the revision of the source tree BUILD was configured from,
+#                                   with " (+ uncommitted changes)" when src, include or
+#                                   bench/codec differ from it
 #   load_after FILE                 appends the load average to FILE
 #   env_and_kernels DIR ENV FILTER  mkdir -p DIR, speed_env DIR/ENV, codec_kernels DIR FILTER
 B=build/release
@@ -46,6 +49,12 @@ codec_kernels() {
     echo "== codec kernels, $target" >&2
     codec_bench "$B" "$target" "$2" "$1/codec_${target}.json" "${3:-}"
   done
+}
+
+before_revision() {
+  local src
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$1/CMakeCache.txt")
+  echo "$(git -C "$src" rev-parse HEAD)$(git -C "$src" diff --quiet HEAD -- src include bench/codec || echo ' (+ uncommitted changes)')"
 }
 
 load_after() { echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$1"; }

@@ -29,8 +29,7 @@ rm -f "$RES"/codec_*.json
 speed_env "$RES/env.txt"
 if [[ -n $BEFORE ]]; then
   mkdir -p "$RES/before"
-  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BEFORE/CMakeCache.txt")
-  echo "before: $(git -C "$src" rev-parse HEAD)$(git -C "$src" diff --quiet HEAD -- src include bench/codec || echo ' (+ uncommitted changes)')" >>"$RES/env.txt"
+  echo "before: $(before_revision "$BEFORE")" >>"$RES/env.txt"
 fi
 for target in $(codec_targets); do
   if [[ -n $BEFORE ]]; then
