@@ -164,10 +164,9 @@ Layout MakeLayout(const Plan& p, int n, int r, Window win, bool staged, bool ef,
 Window WavesOf(const Plan& p, int n, size_t microshards, size_t floor, bool ef) {
   const size_t bound = ScratchBound(p, floor), most = std::max<size_t>(1, ShardBlocks(p, n) / microshards);
   const bool staged = p.precast_e5m2 || ef;
-  auto total = [&](size_t w) { return MakeLayout(p, n, 0, Window{microshards * w, 0, microshards}, staged, true, true).total; };
-  size_t w = 1;
-  if (total(1) > bound) w = std::min(most, CeilDiv(total(1), bound));
-  while (w < most && total(w) > bound) ++w;
+  const size_t w = FewestParts(bound, most, [&](size_t k) {
+    return MakeLayout(p, n, 0, Window{microshards * k, 0, microshards}, staged, true, true).total;
+  });
   return Window{microshards * w, 0, microshards};
 }
 

@@ -91,11 +91,9 @@ Range Piece(const Plan& p, size_t pieces, size_t i) { return SplitBlocks(Range{0
 size_t OneShotPieces(const Plan& p, int n, size_t floor) {
   const size_t count = PlanCount(p), bound = ScratchBound(p, floor);
   const size_t blocks = std::max<size_t>(1, (count + p.granule - 1) / p.granule);
-  const size_t whole = OneShotScratch(p, n, count);
-  if (whole <= bound) return 1;
-  size_t pieces = std::min(blocks, (whole + bound - 1) / bound);
-  while (pieces < blocks && OneShotScratch(p, n, (blocks + pieces - 1) / pieces * p.granule) > bound) ++pieces;
-  return pieces;
+  return FewestParts(bound, blocks, [&](size_t k) {
+    return OneShotScratch(p, n, k == 1 ? count : (blocks + k - 1) / k * p.granule);
+  });
 }
 
 uint64_t OneShotWireBytes(const Plan& p, int n, size_t floor) {

@@ -73,6 +73,18 @@ inline size_t ScratchBound(DType dtype, size_t count, size_t floor) {
 }
 inline size_t ScratchBound(const Plan& p, size_t floor) { return ScratchBound(p.dtype, PlanCount(p), floor); }
 
+/// The fewest parts k in [1, most] whose scratch need(k) is within `bound` (`most` if none):
+/// from the estimate need(1) / bound up, one at a time. The executor's waves and one_shot's
+/// pieces are counted so.
+template <class Need>
+size_t FewestParts(size_t bound, size_t most, Need need) {
+  const size_t whole = need(size_t(1));
+  if (whole <= bound) return 1;
+  size_t k = std::min(most, (whole + bound - 1) / bound);
+  while (k < most && need(k) > bound) ++k;
+  return std::max<size_t>(k, 1);
+}
+
 /// Everything one rank needs to run a plan.
 struct RunArgs {
   transport::Transport* transport = nullptr;
