@@ -52,12 +52,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace equarx::codec;
   fuzz::Input in(data, size);
   WireSpec spec;
-  spec.format = Format(in.Take<uint8_t>() % 8);
+  spec.format = Format(in.Take<uint8_t>() % (size_t(Format::kRawE5M2) + 1 + std::size(kBlockFormats)));
   spec.block = uint32_t(kMinBlock + in.Take<uint16_t>() % (kMaxBlock - kMinBlock + 1));  // options.h
   const DType dtype = DType(in.Take<uint8_t>() % 3);
   const uint8_t flags = in.Take<uint8_t>();
   spec.scale = flags & 1 ? kScaleBF16 : kScaleF32;
-  // Stochastic rounding exists for int8/int4 only (codec.h); the others ignore the field.
+  // Stochastic rounding exists for the integer codes only (codec.h); the others ignore the field.
   spec.rounding = flags & 2 ? kRoundStochastic : kRoundNearestEven;
   spec.seed = in.Take<uint64_t>();
   spec.stream = flags >> 4;

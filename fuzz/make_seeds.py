@@ -175,4 +175,13 @@ for i, text in enumerate([
 for i, pairs in enumerate([["rotation", "hadamard", "block", "32"], ["scale", "bf16", "algo", "semi"],
                            ["block", "1G"], ["codec", "int8,block=3"], ["nosuch", "1"]]):
     put("options", f"c_api{i}", b"\1" + b"\0".join(p.encode() for p in pairs))
+
+# ---- codec, the packed formats (int6 = 8, int5 = 9): a stream of their own, so that the seeds
+# above stay as they were ------------------------------------------------------------------------
+rng = random.Random(20261206)
+for fmt in (8, 9):
+    for block, count in ((16, 40), (64, 130), (128, 128), (33, 100), (100, 100)):
+        for dtype in range(3):
+            flags = rng.getrandbits(8)
+            put("codec", f"f{fmt}_b{block}_t{dtype}", codec_seed(fmt, block, dtype, flags, count, 4 * count + 64))
 print("seeds written under", ROOT)

@@ -2,8 +2,8 @@
 // to memcpy of the same n f32 values, for L2-resident microshards and a large (64 MiB)
 // buffer. Kernels: int8 block (B = 64, 128) Encode / Decode / DecodeAccumulate /
 // DecodeAccumulateEncode with f32 or bf16 local data, and at B = 128 with bf16 and two-level
-// scales; raw bf16 Encode / Decode; the other block formats (int4, fp8 e4m3, fp8 e5m2) and int8
-// with stochastic rounding or telemetry at B = 128; the rotation at blocks 64, 128 and 16.
+// scales; raw bf16 Encode / Decode; the other block formats (int6, int5, int4, fp8 e4m3,
+// fp8 e5m2) and int8 with stochastic rounding or telemetry at B = 128; the rotation at blocks 64, 128 and 16.
 // Threads: int8 Encode and DecodeAccumulateEncode of the 64 MiB buffer cut into T parts
 // (codec::PartOf) on a worker pool of T threads, as a call with option threads = T runs its
 // kernels (wall-clock time; arguments {n, T}).
@@ -230,15 +230,20 @@ BENCHMARK(BM_Int8DecodeAccumulate<128, F32, S2L>)->Apply(Sizes);
 BENCHMARK(BM_Int8DecodeAccumulateEncode<128, F32, SBF16>)->Apply(Sizes);
 BENCHMARK(BM_Int8DecodeAccumulateEncode<128, F32, S2L>)->Apply(Sizes);
 BENCHMARK(BM_Int8DecodeAccumulateEncode<128, BF16, S2L>)->Apply(Sizes);
-constexpr Format I8 = Format::kInt8Block, I4 = Format::kInt4Block;
+constexpr Format I8 = Format::kInt8Block, I6 = Format::kInt6Block, I5 = Format::kInt5Block;
+constexpr Format I4 = Format::kInt4Block;
 constexpr Format E4 = Format::kFp8E4M3Block, E5 = Format::kFp8E5M2Block;
 constexpr uint8_t RNE = kRoundNearestEven, SR = kRoundStochastic;
 BENCHMARK(BM_BlockEncode<I8, SR, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockEncode<I8, RNE, true>)->Apply(Sizes);
+BENCHMARK(BM_BlockEncode<I6, RNE, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockEncode<I5, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockEncode<I4, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockEncode<E4, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockEncode<E5, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockDecodeAccumulateEncode<I8, SR, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockDecodeAccumulateEncode<I6, RNE, false>)->Apply(Sizes);
+BENCHMARK(BM_BlockDecodeAccumulateEncode<I5, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockDecodeAccumulateEncode<I4, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockDecodeAccumulateEncode<E4, RNE, false>)->Apply(Sizes);
 BENCHMARK(BM_BlockDecodeAccumulateEncode<E5, RNE, false>)->Apply(Sizes);

@@ -56,17 +56,19 @@ typedef enum {
   equarxCodecInt8 = 0,
   equarxCodecInt4 = 1,
   equarxCodecFp8E4M3 = 2,
-  equarxCodecFp8E5M2 = 3
+  equarxCodecFp8E5M2 = 3,
+  equarxCodecInt6 = 4,
+  equarxCodecInt5 = 5
 } equarxCodec_t;
 
-/* Stochastic rounding needs an integer codec (int8, int4). */
+/* Stochastic rounding needs an integer codec (int8, int6, int5, int4). */
 typedef enum { equarxRoundNearest = 0, equarxRoundStochastic = 1 } equarxRounding_t;
 
 /* How each block's scale is stored (equarx::ScaleFormat). */
 typedef enum {
   equarxScaleF32 = 0,
   equarxScaleBF16 = 1,
-  equarxScaleTwoLevel = 2 /* bf16 per block + a 4-bit multiplier per 8 elements (int8/int4) */
+  equarxScaleTwoLevel = 2 /* bf16 per block + a 4-bit multiplier per 8 elements (integer codecs) */
 } equarxScaleFormat_t;
 
 /* Rotation before quantizing (equarx::Rotation): default = EQUARX_ROTATION, else the codec's

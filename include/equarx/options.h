@@ -36,7 +36,7 @@ struct AllReduceOptions {
   /// How each block's scale is stored: f32 (4 bytes) or bf16 (2 bytes; block 32 with bf16
   /// scales costs what block 64 with f32 scales costs).
   ScaleFormat scale = ScaleFormat::kF32;
-  /// Rounding of the quantized phases. kStochastic needs an integer codec (int8, int4).
+  /// Rounding of the quantized phases. kStochastic needs an integer codec (int8, int6, int5, int4).
   Rounding rounding = Rounding::kNearest;
   /// Seed of stochastic rounding. The random bits of a value depend only on (seed, the hop
   /// that encodes it, its index in the tensor): the same seed gives the same result bits on

@@ -110,7 +110,7 @@ inline constexpr EnumInfo kPhases[] = {
 /// How the quantized phases round a value onto the codec's grid.
 enum class Rounding : uint8_t {
   kNearest = 0,     ///< round to nearest, ties to even (deterministic, biased per value)
-  kStochastic = 1,  ///< up with probability equal to the remainder: unbiased; int8/int4 only.
+  kStochastic = 1,  ///< up with probability equal to the remainder: unbiased; integer codecs only.
                     ///< Random bits from a counter-based hash of (seed, hop, element index):
                     ///< the same seed gives the same bits on every run, rank and SIMD target.
 };
@@ -119,7 +119,7 @@ namespace detail {
 inline constexpr EnumInfo kRoundings[] = {
     {int(Rounding::kNearest), "nearest", "round to nearest, ties to even"},
     {int(Rounding::kStochastic), "stochastic",
-     "unbiased stochastic rounding, seeded and reproducible (int8, int4)"},
+     "unbiased stochastic rounding, seeded and reproducible (integer codecs)"},
 };
 }  // namespace detail
 
@@ -151,7 +151,7 @@ enum class ScaleFormat : uint8_t {
   kBF16 = 1,  ///< the f32 scale rounded up to bf16, 2 bytes per block (same range as f32)
   /// Two levels: the bf16 scale of the block (as kBF16) and, per sub-block of 8 elements, a
   /// 4-bit multiplier (c + 1) / 16 of it, so each 8 elements get their own step. 2 bytes per
-  /// block plus half a byte per 8 elements; int8 and int4 only, block a multiple of 16.
+  /// block plus half a byte per 8 elements; integer codecs only, block a multiple of 16.
   kTwoLevel = 2,
 };
 
@@ -161,7 +161,7 @@ inline constexpr EnumInfo kScaleFormats[] = {
     {int(ScaleFormat::kBF16), "bf16",
      "scale rounded up to bf16 (2 bytes; the range of f32, 8 significant bits)"},
     {int(ScaleFormat::kTwoLevel), "two_level",
-     "bf16 scale per block and a 4-bit multiplier of it per 8 elements (int8/int4; block a "
+     "bf16 scale per block and a 4-bit multiplier of it per 8 elements (integer codecs; block a "
      "multiple of 16)"},
 };
 }  // namespace detail
@@ -176,6 +176,8 @@ enum class Codec : uint8_t {
   kInt4 = 1,     ///< int4 in [-7, 7], two per byte: 0.5 byte per value + the scale's share
   kFp8E4M3 = 2,  ///< fp8 e4m3 (max 448): 1 byte + the scale's share; relative precision
   kFp8E5M2 = 3,  ///< fp8 e5m2 (max 57344): 1 byte + the scale's share; the widest range
+  kInt6 = 4,     ///< int6 in [-31, 31], four in 3 bytes: 0.75 byte per value + the scale's share
+  kInt5 = 5,     ///< int5 in [-15, 15], eight in 5 bytes: 0.625 byte per value + the scale's share
 };
 
 /// What the library knows about a codec, as data.
@@ -190,6 +192,8 @@ inline constexpr EnumInfo kCodecs[] = {
     {int(Codec::kInt4), "int4", "block-wise symmetric int4 (+-7, two per byte), f32 scale per block"},
     {int(Codec::kFp8E4M3), "fp8_e4m3", "block-scaled fp8 e4m3 (max 448), f32 scale per block"},
     {int(Codec::kFp8E5M2), "fp8_e5m2", "block-scaled fp8 e5m2 (max 57344), f32 scale per block"},
+    {int(Codec::kInt6), "int6", "block-wise symmetric int6 (+-31, four in 3 bytes), f32 scale per block"},
+    {int(Codec::kInt5), "int5", "block-wise symmetric int5 (+-15, eight in 5 bytes), f32 scale per block"},
 };
 // Indexed by the enum values. Default rotations measured on a real model's activations
 // (docs/accuracy.md, section 6; docs/gemma3.md): the rotation cuts the integer codecs' error
@@ -201,6 +205,8 @@ inline constexpr CodecTraits kCodecTraits[] = {
     /* int4     */ {4, true, Rotation::kHadamard},
     /* fp8_e4m3 */ {8, false, Rotation::kNone},
     /* fp8_e5m2 */ {8, false, Rotation::kNone},
+    /* int6     */ {6, true, Rotation::kHadamard},
+    /* int5     */ {5, true, Rotation::kHadamard},
 };
 }  // namespace detail
 

@@ -7,7 +7,7 @@
 //
 // Formats: kRawF32, kRawBF16 and kRawF16 (the unquantized wires), kRawE5M2 (the paper's
 // naive fp8 cast, no scale), and one block format per row of block_formats.inc (kInt8Block,
-// kInt4Block, kFp8E4M3Block, kFp8E5M2Block): [nb scales][codes], each scale stored as
+// kInt4Block, kFp8E4M3Block, kFp8E5M2Block, kInt6Block, kInt5Block): [nb scales][codes], each scale stored as
 // WireSpec::scale says (f32, bf16 or two-level) and each code rounded as WireSpec::rounding
 // says. docs/wire_format.md is the byte-exact specification: encoding and decoding, non-finite
 // values, the NaN and same-type rules, stochastic rounding's hash, and worked examples that
@@ -31,7 +31,8 @@
 namespace equarx::codec {
 
 /// The wire formats: four raw ones, then one per row of the block format table
-/// (block_formats.inc: kInt8Block = 4, kInt4Block, kFp8E4M3Block, kFp8E5M2Block = 7).
+/// (block_formats.inc: kInt8Block = 4, kInt4Block, kFp8E4M3Block, kFp8E5M2Block, kInt6Block,
+/// kInt5Block = 9).
 enum class Format : uint8_t {
   kRawF32 = 0,
   kRawBF16 = 1,
@@ -84,7 +85,7 @@ inline constexpr uint8_t kRoundStochastic = 1;
 struct WireSpec {
   Format format = Format::kInt8Block;
   uint32_t block = 64;
-  /// kRoundNearestEven or kRoundStochastic (int8/int4 only; ignored by every other format).
+  /// kRoundNearestEven or kRoundStochastic (integer codes only; ignored by every other format).
   uint8_t rounding = kRoundNearestEven;
   /// Stochastic rounding: the user's seed, a per-hop stream value chosen by the algorithm, and
   /// the absolute index (in the whole tensor) of the segment's first element. The random bits

@@ -1,7 +1,8 @@
 // equarx codec — public kernel entry points and SIMD target control.
 //
 // Each entry point picks the format's row of the kernel table (internal::BlockKernelsOf:
-// int8_block.cc, int4_block.cc, fp8_block.cc for e4m3/e5m2) or raw.cc; each is a Highway
+// int8_block.cc, int4_block.cc, packed_block.cc for int6/int5, fp8_block.cc for e4m3/e5m2) or
+// raw.cc; each is a Highway
 // foreach_target unit with its own dispatch tables. Identity conversions (a raw wire of
 // the caller's own dtype) are plain bit copies, as in the reference.
 //

@@ -3,7 +3,7 @@
 // The translation units of the codec call each other through these: reference.cc and
 // reference_block.cc (the scalar specification, also used by the SIMD units for tails and for
 // the rare blocks holding NaN/Inf, so those are identical by definition), int8_block.cc
-// int4_block.cc, fp8_block.cc (e4m3 + e5m2) and raw.cc (SIMD, Highway foreach_target units)
+// int4_block.cc, packed_block.cc (int6 + int5), fp8_block.cc (e4m3 + e5m2) and raw.cc (SIMD, Highway foreach_target units)
 // and dispatch.cc (the public entry points). Also here, inline so that the reference and every
 // SIMD target share one definition: what each block format's row of the table
 // (block_formats.inc) implies (parameters, code bytes, kernel row), the counter-based hash of
@@ -235,14 +235,15 @@ inline void AddBlockStats(EncodeStats* st, Format f, bool stochastic, float s_ab
 
 // ---- reference_block.cc: the block formats, element by element --------------------------------
 /// Code of a finite element: y = x * inv already formed; u in [0, 1) used when stochastic.
-/// int8/int4: the signed integer; fp8: the code byte (sign | magnitude, -0 stored as 0x00).
+/// Integer formats: the signed integer; fp8: the code byte (sign | magnitude, -0 stored as 0x00).
 int32_t RefQuantize(Format f, float y, bool flagged, bool stochastic, float u);
 /// Code of a non-finite element (+Inf, -Inf, NaN), possible only in a flagged block.
 int32_t RefSpecialCode(Format f, float x);
 /// Decoded value of code (low bits as stored) in a block with these scale bits.
 float RefDecodeCode(Format f, uint32_t scale_bits, uint32_t code);
-/// Code i of a segment's code part (int4: the sign-extended nibble) / store it. Int4 stores
-/// must run in increasing i: an even i writes its byte (high nibble 0), an odd i ORs into it.
+/// Code i of a segment's code part (integer formats: sign-extended) / store it. Codes are
+/// packed low bits first (`bits` per code); stores must run in increasing i: a store writes
+/// the bytes its code starts, and ORs into a byte the code before it began.
 int32_t LoadCode(Format f, const uint8_t* codes, size_t i);
 void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code);
 /// Encodes one block (len elements given by get(ctx, j)) whose first element is element
@@ -254,7 +255,7 @@ void RefEncodeBlock(Format f, ScaleIo sio, ElemFn get, const void* ctx, size_t l
                     const Rounding& rnd, size_t first, uint8_t* scale_le, uint8_t* codes,
                     EncodeStats* stats, uint8_t* subs = nullptr);
 
-// ---- SIMD units (int8_block.cc, int4_block.cc, fp8_block.cc: e4m3/e5m2, raw.cc) ---------------
+// ---- SIMD units (int8_block.cc, int4_block.cc, packed_block.cc, fp8_block.cc, raw.cc) --------
 /// The dispatched kernels of one block-format unit (a row of the codec's kernel table; each
 /// unit's EQUARX_BLOCK_FORMAT_EXPORTS defines its row). Same contracts as codec.h's kernels.
 struct BlockKernels {

@@ -1,10 +1,13 @@
-// equarx codec — scalar reference of the block-scaled formats (int8, int4, fp8 e4m3, fp8 e5m2),
-// element by element: the executable specification of docs/wire_format.md.
+// equarx codec — scalar reference of the block-scaled formats (int8, int6, int5, int4, fp8 e4m3,
+// fp8 e5m2), element by element: the executable specification of docs/wire_format.md.
+//
+// Integer codes of `bits` bits (int8, int6, int5, int4) are two's complement, packed low bits
+// first; q = 2^(bits-1) - 1, NaN is -q - 1 and ±Inf are ±q in a flagged block (Q = q - 1).
 //
 // One block: a = max |x| over its finite elements; flagged = it holds NaN/Inf; Q = q or q_flag
 // (internal::ParamsOf); a < tiny -> s = inv = 0, else s = a / Q and inv = Q / a (one f32
 // division each). A finite x is coded from y = x * inv (one f32 multiply):
-//   int8 / int4  nearest: clamp(roundeven(y), -Q, Q); stochastic: clamp(floor(y + u), -Q, Q)
+//   integers     nearest: clamp(roundeven(y), -Q, Q); stochastic: clamp(floor(y + u), -Q, Q)
 //                with u from the counter-based hash of the element's absolute index.
 //   e4m3         y rounded to nearest even on the e4m3 grid, saturating at Q (0x7E = 448, or
 //                0x7D = 416 in a flagged block); e5m2 likewise at 0x7B = 57344.
@@ -28,6 +31,11 @@ constexpr uint32_t kQuietNaN = 0x7FC00000u;
 
 uint32_t BitsOf(float f) { return std::bit_cast<uint32_t>(f); }
 float FloatOf(uint32_t u) { return std::bit_cast<float>(u); }
+// The two's complement value of the low `bits` bits of code (the higher bits are ignored).
+int32_t SignExtend(uint32_t code, unsigned bits) {
+  const uint32_t half = 1u << (bits - 1);
+  return int32_t((code & ((half << 1) - 1u)) ^ half) - int32_t(half);
+}
 
 // The fp8 code of finite y: sign | min(round(|y|), sat); a zero magnitude keeps no sign.
 int32_t Fp8Code(float y, int bias, int mbits, int he_over, uint32_t sat) {
@@ -64,10 +72,12 @@ int32_t RefSpecialCode(Format f, float x) {
   const bool nan = std::isnan(x);
   const bool neg = !nan && x < 0;
   switch (f) {
-    case Format::kInt4Block: return nan ? -8 : (neg ? -7 : 7);
     case Format::kFp8E4M3Block: return nan ? 0x7F : (neg ? 0xFE : 0x7E);
     case Format::kFp8E5M2Block: return nan ? 0x7F : (neg ? 0xFC : 0x7C);
-    default: return nan ? -128 : (neg ? -127 : 127);
+    default: {  // integer codes: NaN is the one code below -q, ±Inf are ±q
+      const int32_t q = int32_t(ParamsOf(f).q);
+      return nan ? -q - 1 : (neg ? -q : q);
+    }
   }
 }
 
@@ -88,47 +98,41 @@ float RefDecodeCode(Format f, uint32_t scale_bits, uint32_t code) {
       if (mag == 0x7Cu) return (code & 0x80u) ? -inf : inf;
       return ref::E5M2ToF32(uint8_t(code)) * s;
     }
-    case Format::kInt4Block: {
-      const int32_t q = int32_t((code & 0xFu) ^ 0x8u) - 8;  // sign-extended nibble
+    default: {  // integer codes: the sign-extended low `bits` bits
+      const BlockFormatInfo& p = ParamsOf(f);
+      const int32_t q = SignExtend(code, p.bits);
       if (flagged) {
-        if (q == 7) return inf;
-        if (q == -7) return -inf;
-        if (q == -8) return nan;
-      }
-      return float(q) * s;
-    }
-    default: {
-      const int32_t q = int8_t(uint8_t(code));
-      if (flagged) {
-        if (q == 127) return inf;
-        if (q == -127) return -inf;
-        if (q == -128) return nan;
+        const int32_t qi = int32_t(p.q);
+        if (q == qi) return inf;
+        if (q == -qi) return -inf;
+        if (q == -qi - 1) return nan;
       }
       return float(q) * s;
     }
   }
 }
 
+// Code i occupies bits [i * bits, (i + 1) * bits) of the code part, read as one little-endian
+// bit string (docs/wire_format.md, "Code packing"); a code of at most 8 bits touches at most
+// 2 bytes.
 int32_t LoadCode(Format f, const uint8_t* codes, size_t i) {
-  if (f == Format::kInt4Block) {
-    const uint32_t nib = (codes[i / 2] >> (4 * (i & 1))) & 0xFu;
-    return int32_t(nib ^ 0x8u) - 8;
-  }
-  if (f == Format::kInt8Block) return int8_t(codes[i]);
-  return codes[i];
+  const BlockFormatInfo& p = ParamsOf(f);
+  const size_t at = i * p.bits;
+  const unsigned sh = unsigned(at % 8);
+  uint32_t w = codes[at / 8];
+  if (sh + p.bits > 8) w |= uint32_t(codes[at / 8 + 1]) << 8;
+  const uint32_t code = w >> sh;
+  return p.mbits == 0 ? SignExtend(code, p.bits) : int32_t(code & ((1u << p.bits) - 1u));
 }
 
 void StoreCode(Format f, uint8_t* codes, size_t i, int32_t code) {
-  if (f == Format::kInt4Block) {
-    const uint8_t nib = uint8_t(code & 0xF);
-    if (i & 1) {
-      codes[i / 2] = uint8_t(codes[i / 2] | (nib << 4));
-    } else {
-      codes[i / 2] = nib;
-    }
-    return;
-  }
-  codes[i] = uint8_t(code);
+  const unsigned bits = ParamsOf(f).bits;
+  const size_t at = i * bits;
+  const unsigned sh = unsigned(at % 8);
+  const uint32_t w = (uint32_t(code) & ((1u << bits) - 1u)) << sh;
+  // A byte a code starts inside was begun by the code before it (stores run in increasing i).
+  codes[at / 8] = uint8_t((sh ? codes[at / 8] : 0u) | w);
+  if (sh + bits > 8) codes[at / 8 + 1] = uint8_t(w >> 8);
 }
 
 namespace {

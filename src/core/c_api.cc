@@ -60,7 +60,8 @@ static_assert(int(equarx::Phases::kRS) == equarxPhasesRS && int(equarx::Phases::
               int(equarx::Phases::kRSAG) == equarxPhasesRSAG);
 static_assert(int(equarx::Codec::kInt8) == equarxCodecInt8 && int(equarx::Codec::kInt4) == equarxCodecInt4 &&
               int(equarx::Codec::kFp8E4M3) == equarxCodecFp8E4M3 &&
-              int(equarx::Codec::kFp8E5M2) == equarxCodecFp8E5M2);
+              int(equarx::Codec::kFp8E5M2) == equarxCodecFp8E5M2 &&
+              int(equarx::Codec::kInt6) == equarxCodecInt6 && int(equarx::Codec::kInt5) == equarxCodecInt5);
 static_assert(int(equarx::Rounding::kNearest) == equarxRoundNearest &&
               int(equarx::Rounding::kStochastic) == equarxRoundStochastic);
 static_assert(int(equarx::Rotation::kDefault) == equarxRotationDefault &&

@@ -114,7 +114,7 @@ const Table& TheTable() {
         EQUARX_ENUM_ROW(scale, "", ScaleFormat, ScaleFormatTable, true,
                         "how each block's scale is stored: f32 (4 bytes), bf16 (2 bytes) or two_level (bf16 + 4 bits per 8 elements)"),
         EQUARX_ENUM_ROW(rounding, "", Rounding, RoundingTable, true,
-                        "rounding of the quantized phases: nearest or stochastic (int8/int4)"),
+                        "rounding of the quantized phases: nearest or stochastic (integer codecs)"),
         EQUARX_UINT_ROW(seed, "", uint64_t, 0, UINT64_MAX, true,
                         "seed of stochastic rounding and of the rotation's signs"),
         EQUARX_ENUM_KNOB_ROW(rotation, Rotation, RotationTable, true, env::knob::rotation,
@@ -305,7 +305,7 @@ Status CheckOptions(const AllReduceOptions& o) {
     }
   }
   if (o.rounding == Rounding::kStochastic && !SupportsStochasticRounding(o.codec))
-    return InvalidArgument("stochastic rounding needs int8 or int4, not " +
+    return InvalidArgument("stochastic rounding needs an integer codec (int8, int6, int5, int4), not " +
                            std::string(CodecName(o.codec)));
   if (o.inner == Algorithm::kHierarchical || o.inner == Algorithm::kNaiveFp8)
     return InvalidArgument("inner " + std::string(AlgorithmName(o.inner)) +
@@ -313,8 +313,9 @@ Status CheckOptions(const AllReduceOptions& o) {
                            "two_shot or auto)");
   if (o.rotation == Rotation::kHadamard && o.algorithm == Algorithm::kNaiveFp8)
     return InvalidArgument("rotation hadamard needs a block-scaled codec; naive_fp8 has no scales");
-  if (o.scale == ScaleFormat::kTwoLevel && o.codec != Codec::kInt8 && o.codec != Codec::kInt4)
-    return InvalidArgument("scale two_level needs int8 or int4, not " + std::string(CodecName(o.codec)));
+  if (o.scale == ScaleFormat::kTwoLevel && !TraitsOf(o.codec).integer)
+    return InvalidArgument("scale two_level needs an integer codec (int8, int6, int5, int4), not " +
+                           std::string(CodecName(o.codec)));
   if (o.scale == ScaleFormat::kTwoLevel && o.block % 16 != 0)
     return InvalidArgument("scale two_level needs a block that is a multiple of 16, not " +
                            std::to_string(o.block));

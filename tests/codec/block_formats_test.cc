@@ -1,6 +1,6 @@
-// Tests of the scalar reference of the int4 and fp8 (e4m3, e5m2) block formats, of stochastic
-// rounding (reproducible, segment-cut independent, unbiased where nearest-even is biased) and
-// of the opt-in telemetry: round-trip bounds, nibble packing, saturation, NaN/Inf in flagged
+// Tests of the scalar reference of the int6, int5, int4 and fp8 (e4m3, e5m2) block formats, of
+// stochastic rounding (reproducible, segment-cut independent, unbiased where nearest-even is
+// biased) and of the opt-in telemetry: round-trip bounds, code packing, saturation, NaN/Inf in flagged
 // blocks, the e4m3 conversion against a brute-force oracle, and the worked examples of
 // docs/wire_format.md byte for byte.
 #include <gtest/gtest.h>
@@ -45,23 +45,60 @@ std::vector<float> Wide(size_t n, size_t B, uint32_t seed) {
   return x;
 }
 
-TEST(Int4Reference, RoundTripBoundIsAbsmaxOver14) {
-  for (uint32_t B : {32u, 64u, 7u, 128u, 1000u}) {
-    const WireSpec spec{Format::kInt4Block, B};
-    std::vector<float> x = Wide(5 * B + 3, B, B);
-    x[B + 1] = INFINITY;  // one flagged block: Q = 6, bound a/12
-    EXPECT_EQ(WireBytes(spec, x.size()), 4 * 6 + (x.size() + 1) / 2);
-    const std::vector<float> y = Dec(spec, Enc(spec, x), x.size());
-    for (size_t b = 0; b * B < x.size(); ++b) {
-      bool nf;
-      const float a = BlockAbsMax(x, B, b, &nf);
-      const double bound = a / (nf ? 12.0 : 14.0) + a * 0x1p-20;
-      for (size_t i = b * B; i < std::min(x.size(), (b + 1) * B); ++i) {
-        if (!std::isfinite(x[i])) continue;
-        ASSERT_LE(std::fabs(double(x[i]) - y[i]), bound) << B << " " << i;
+// Every integer format round-trips within half a code step, a / (2Q): int8 a/254, int6 a/62,
+// int5 a/30, int4 a/14 (a flagged block: Q - 1), at aligned and odd blocks.
+TEST(IntReference, RoundTripBoundIsHalfAStep) {
+  for (const BlockFormatInfo& row : kBlockFormats) {
+    if (row.mbits != 0) continue;
+    for (uint32_t B : {32u, 64u, 7u, 128u, 1000u}) {
+      const WireSpec spec{row.format, B};
+      std::vector<float> x = Wide(5 * B + 3, B, B);
+      x[B + 1] = INFINITY;  // one flagged block
+      EXPECT_EQ(WireBytes(spec, x.size()), 4 * 6 + (x.size() * row.bits + 7) / 8);
+      const std::vector<float> y = Dec(spec, Enc(spec, x), x.size());
+      for (size_t b = 0; b * B < x.size(); ++b) {
+        bool nf;
+        const float a = BlockAbsMax(x, B, b, &nf);
+        const double bound = a / (2.0 * (nf ? row.q_flag : row.q)) + a * 0x1p-20;
+        for (size_t i = b * B; i < std::min(x.size(), (b + 1) * B); ++i) {
+          if (!std::isfinite(x[i])) continue;
+          ASSERT_LE(std::fabs(double(x[i]) - y[i]), bound) << row.name << " " << B << " " << i;
+        }
       }
+      EXPECT_EQ(y[B + 1], INFINITY) << row.name;
     }
-    EXPECT_EQ(y[B + 1], INFINITY);
+  }
+}
+
+// The packing of int6 and int5 codes against a bit string built here: every block holds +-Q
+// (so s = inv = 1 and each code is x itself), blocks of 5 and 12 elements (codes cross bytes
+// and blocks start inside a byte) and 16; the reference and the dispatched kernels give the
+// bytes, and decoding gives x back.
+TEST(IntReference, PackedCodesAreALowBitsFirstBitString) {
+  for (Format f : {Format::kInt6Block, Format::kInt5Block}) {
+    const BlockFormatInfo& row = *BlockInfoOf(f);
+    const int q = int(row.q);
+    for (uint32_t B : {5u, 12u, 16u}) {
+      const size_t n = 4 * B + 3;
+      std::vector<float> x(n);
+      for (size_t i = 0; i < n; ++i)
+        x[i] = i % B == 0 ? float((i / B) % 2 ? -q : q) : float(int((i * 7919) % (2 * q + 1)) - q);
+      std::vector<uint8_t> want((n * row.bits + 7) / 8, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t code = uint32_t(int32_t(x[i])) & ((1u << row.bits) - 1u);
+        for (unsigned k = 0; k < row.bits; ++k)
+          if (code >> k & 1u) want[(i * row.bits + k) / 8] |= uint8_t(1u << ((i * row.bits + k) % 8));
+      }
+      const WireSpec spec{f, B};
+      const size_t nb = (n + B - 1) / B;
+      std::vector<uint8_t> w = Enc(spec, x);
+      ASSERT_EQ(w.size(), 4 * nb + want.size());
+      EXPECT_EQ(std::vector<uint8_t>(w.begin() + 4 * nb, w.end()), want) << row.name << " B " << B;
+      std::vector<uint8_t> simd(w.size());
+      Encode(spec, DType::kFloat32, x.data(), n, simd.data());
+      EXPECT_EQ(simd, w) << row.name << " B " << B;
+      EXPECT_EQ(Dec(spec, w, n), x) << row.name << " B " << B;
+    }
   }
 }
 
@@ -271,6 +308,12 @@ TEST(BlockReference, WorkedExamplesOfTheWireFormatDoc) {
       {{Format::kInt4Block, 4}, -0.3f,
        {0xB7, 0x6D, 0xDB, 0x3E, 0xAB, 0xAA, 0x2A, 0xBE, 0xD1, 0x57, 0x68, 0x0E},
        {0x3EDB6DB7, 0xBFA49249, 0x40400000, 0x40092492, 0x7FC00000, 0x3F800000, 0xBEAAAAAB}},
+      {{Format::kInt6Block, 4}, -0.3f,
+       {0x8C, 0x31, 0xC6, 0x3D, 0x89, 0x88, 0x08, 0xBD, 0xC5, 0xFC, 0x55, 0xA0, 0x77, 0x03},
+       {0x3EF7BDEF, 0xBFA10842, 0x40400000, 0x40021084, 0x7FC00000, 0x3F800000, 0xBE99999A}},
+      {{Format::kInt5Block, 4}, -0.3f,
+       {0xCD, 0xCC, 0x4C, 0x3E, 0x25, 0x49, 0x92, 0xBD, 0x42, 0x3F, 0x05, 0x1D, 0x07},
+       {0x3ECCCCCD, 0xBF99999A, 0x40400000, 0x40000000, 0x7FC00000, 0x3F800000, 0xBE924925}},
       {{Format::kFp8E4M3Block, 4}, -INFINITY,
        {0xB7, 0x6D, 0xDB, 0x3B, 0xD9, 0x89, 0x1D, 0xBB, 0x69, 0xF4, 0x7E, 0x79, 0x7F, 0x7D, 0xFE},
        {0x3EF6DB6E, 0xBFA49249, 0x40400000, 0x3FF6DB6E, 0x7FC00000, 0x3F800000, 0xFF800000}},

@@ -107,7 +107,7 @@ TEST(Formats, LargeTensorAndOtherBlocks) {
 // bf16 scales: every codec and algorithm within its bound (the step grows by < 2^-7), ranks
 // identical, and two bytes less per block on the wire than f32 scales.
 TEST(Formats, Bf16ScalesWithinBoundAndSmaller) {
-  for (Codec codec : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3, Codec::kFp8E5M2})
+  for (Codec codec : {Codec::kInt8, Codec::kInt6, Codec::kInt5, Codec::kInt4, Codec::kFp8E4M3, Codec::kFp8E5M2})
     for (const Config& c : kConfigs)
       for (int n : {2, 3, 5})
         for (size_t block : {16, 32, 100}) {
@@ -126,11 +126,11 @@ TEST(Formats, Bf16ScalesWithinBoundAndSmaller) {
         }
 }
 
-// Two-level scales (int8, int4): every algorithm within its bound, rotated or not, ranks
+// Two-level scales (the integer codecs): every algorithm within its bound, rotated or not, ranks
 // identical; the wire is the bf16 wire plus half a byte per 8 elements; a rotation works on
 // blocks of 16 (two sub-blocks), and on Gaussian data the error falls below the bf16 scale's.
 TEST(Formats, TwoLevelScalesWithinBoundAndIdenticalOnEveryRank) {
-  for (Codec codec : {Codec::kInt8, Codec::kInt4})
+  for (Codec codec : {Codec::kInt8, Codec::kInt6, Codec::kInt5, Codec::kInt4})
     for (const Config& c : kConfigs)
       for (int n : {2, 3, 5})
         for (size_t block : {16, 128})
@@ -226,7 +226,7 @@ TEST(Formats, SameBitsOnEverySimdTarget) {
 
 TEST(Stochastic, SameSeedSameBitsOtherSeedOtherBits) {
   auto in = MakeInputs(4, 20000, DType::kBFloat16, 4);
-  for (Codec codec : {Codec::kInt8, Codec::kInt4})
+  for (Codec codec : {Codec::kInt8, Codec::kInt6, Codec::kInt5, Codec::kInt4})
     for (const Config& c : kConfigs) {
       const Wire w{codec, Rounding::kStochastic};
       auto a = Reduce(in, Options(c, w, 123), false);
@@ -242,7 +242,7 @@ TEST(Stochastic, SameSeedSameBitsOtherSeedOtherBits) {
 TEST(Stochastic, MeanOverSeedsConvergesToTheExactSum) {
   const size_t count = 4096;
   const int seeds = 256;
-  for (Codec codec : {Codec::kInt8, Codec::kInt4})
+  for (Codec codec : {Codec::kInt8, Codec::kInt5, Codec::kInt4})
     for (const Config& c : {Config{Algorithm::kFull, Phases::kRSAG}, Config{Algorithm::kTwoShot, Phases::kRSAG}}) {
       auto in = MakeInputs(3, count, DType::kFloat32, 31);
       const auto exact = ExactSum(in);
@@ -467,7 +467,7 @@ TEST(Stochastic, InvalidUseIsReportedOnEveryRank) {
          if (r == 2) o->codec = Codec::kFp8E4M3, o->rounding = Rounding::kStochastic;
        })) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-    EXPECT_NE(s.message().find("stochastic rounding needs int8 or int4, not fp8_e4m3"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("stochastic rounding needs an integer codec (int8, int6, int5, int4), not fp8_e4m3"), std::string::npos) << s.ToString();
   }
   // Seeds or codecs that differ between ranks.
   for (const Status& s : run([](int r, AllReduceOptions* o) { o->seed = uint64_t(r == 1); }))

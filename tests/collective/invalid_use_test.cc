@@ -69,7 +69,7 @@ TEST(InvalidUse, UnsupportedDtypeAndEnums) {
   ExpectAll(st, StatusCode::kInvalidArgument, "algorithm");
   st = RunWithOneBadRank(3, 2, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->phases = Phases(0); });
   ExpectAll(st, StatusCode::kInvalidArgument, "phases");
-  st = RunWithOneBadRank(2, 1, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->codec = Codec(5); });
+  st = RunWithOneBadRank(2, 1, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->codec = Codec(17); });
   ExpectAll(st, StatusCode::kInvalidArgument, "codec");
   st = RunWithOneBadRank(2, 1, [](const void**, void**, size_t*, DType*, AllReduceOptions* o) { o->microshards = 65; });
   ExpectAll(st, StatusCode::kInvalidArgument, "microshards");

@@ -78,9 +78,9 @@ TEST(Rotation, EveryAlgorithmWithinBoundAndIdenticalOnEveryRank) {
 }
 
 TEST(Rotation, EveryCodecAndBlockSize) {
-  for (Codec c : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3, Codec::kFp8E5M2})
+  for (Codec c : {Codec::kInt8, Codec::kInt6, Codec::kInt5, Codec::kInt4, Codec::kFp8E4M3, Codec::kFp8E5M2})
     for (size_t block : {32, 48, 64, 100, 128, 256, 4096})
-      for (Algorithm a : {Algorithm::kSemi, Algorithm::kTwoShot}) {
+      for (Algorithm a : {Algorithm::kSemi, Algorithm::kTwoShot, Algorithm::kOneShot}) {
         const size_t count = 3 * block + 17;
         auto in = WithOutliers(4, count, DType::kBFloat16, block + size_t(c));
         AllReduceOptions o = Rotated(a, Phases::kRSAG, c);

@@ -33,6 +33,8 @@ TEST(Threads, SameBitsForEveryThreadCount) {
       {Algorithm::kFullBidir, Codec::kInt8, ScaleFormat::kF32, Rotation::kHadamard, DType::kFloat32, Rounding::kNearest, false, true, 3},
       {Algorithm::kTwoShot, Codec::kInt8, ScaleFormat::kTwoLevel, Rotation::kHadamard, DType::kBFloat16, Rounding::kNearest, false, false, 2},
       {Algorithm::kTwoShot, Codec::kInt4, ScaleFormat::kBF16, Rotation::kNone, DType::kFloat16, Rounding::kStochastic, false, false, 2},
+      {Algorithm::kFullBidir, Codec::kInt6, ScaleFormat::kTwoLevel, Rotation::kHadamard, DType::kBFloat16, Rounding::kNearest, false, false, 2},
+      {Algorithm::kOneShot, Codec::kInt5, ScaleFormat::kBF16, Rotation::kNone, DType::kFloat32, Rounding::kStochastic, false, false, 3},
       {Algorithm::kSemi, Codec::kFp8E4M3, ScaleFormat::kF32, Rotation::kNone, DType::kBFloat16, Rounding::kNearest, false, false, 2},
       {Algorithm::kFull, Codec::kInt8, ScaleFormat::kF32, Rotation::kHadamard, DType::kFloat32, Rounding::kNearest, true, false, 2},
       {Algorithm::kTwoShot, Codec::kInt8, ScaleFormat::kF32, Rotation::kNone, DType::kFloat32, Rounding::kStochastic, true, true, 2},

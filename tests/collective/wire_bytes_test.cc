@@ -21,7 +21,7 @@ TEST(WireBytes, EveryAlgorithmSendsWhatItsPlanPredicts) {
     ASSERT_TRUE(CreateInProcessGroup(n, &comms).ok());
     for (size_t a = 0; a < num_algos; ++a)
       for (Phases ph : {Phases::kRS, Phases::kAG, Phases::kRSAG})
-        for (Codec codec : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3})
+        for (Codec codec : {Codec::kInt8, Codec::kInt5, Codec::kInt4, Codec::kFp8E4M3})
           for (size_t count : {size_t(1), size_t(1000), size_t(70001)}) {
             AllReduceOptions o;
             o.algorithm = Algorithm(algos[a].id);

@@ -170,7 +170,7 @@ def test_bad_arguments_and_mismatches(tmp_path):
         assert m["run_dtype"].startswith("DTypeError:") and "int8" in m["run_dtype"], m
         assert m["badcodec"].startswith("InvalidArgumentError:") and "int3" in m["badcodec"], m
         assert m["badoption"].startswith("InvalidArgumentError:") and "codecs" in m["badoption"], m
-        assert m["sr_fp8"].startswith("InvalidArgumentError:") and "stochastic rounding needs int8 or int4" in m["sr_fp8"], m
+        assert m["sr_fp8"].startswith("InvalidArgumentError:") and "stochastic rounding needs an integer codec (int8, int6, int5, int4)" in m["sr_fp8"], m
         assert m["residual"].startswith("InvalidArgumentError: residual has 7 elements"), m
         assert m["two_tensors"].startswith("UnsupportedError:") and "one tensor" in m["two_tensors"], m
         assert m["after"] == "3.0", m

@@ -213,7 +213,7 @@ TEST_F(ReduceTest, UsageErrorsExit2) {
            {out, "no input files"},
            {" --frobnicate" + out + Join(paths), "--frobnicate"},
            {" --rounding up" + out + Join(paths), "unknown rounding 'up'"},
-           {" --codec fp8_e4m3 --rounding stochastic" + out + Join(paths), "stochastic rounding needs int8 or int4"},
+           {" --codec fp8_e4m3 --rounding stochastic" + out + Join(paths), "stochastic rounding needs an integer codec (int8, int6, int5, int4)"},
            {" --seed -1" + out + Join(paths), "--seed"},
            {" --residual-in '" + Path("r.npy") + "'" + out + Join(paths), "lists 1 files for 2 ranks"},
        }) {

@@ -199,7 +199,8 @@ TEST(ErrorBound, ReachedOnWorstCaseInputs) {
     float top, half;  // the largest code, and the value halfway to the code below it
     double share;     // of the integer codes' reach (above)
   };
-  const Codes codes[] = {{Codec::kInt8, 127, 126.5f, 1}, {Codec::kInt4, 7, 6.5f, 1},
+  const Codes codes[] = {{Codec::kInt8, 127, 126.5f, 1}, {Codec::kInt6, 31, 30.5f, 1},
+                         {Codec::kInt5, 15, 14.5f, 1},   {Codec::kInt4, 7, 6.5f, 1},
                          {Codec::kFp8E4M3, 448, 432, 0.5}, {Codec::kFp8E5M2, 57344, 53248, 0.5}};
   // What each algorithm reaches at least (observed here: one_shot and two_shot's reduce-scatter
   // the whole bound of their one encode per contribution; the rings' chains less).

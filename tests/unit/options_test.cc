@@ -75,7 +75,7 @@ TEST(Options, BadTextIsRefusedWithAMessageAndChangesNothing) {
       {"blok=64", "unknown option 'blok'"},
       {"block=7", "block 7 is out of range [16, 4096]"},
       {"block=abc", "not a non-negative integer"},
-      {"codec=int3", "unknown codec 'int3' (valid: int8, int4, fp8_e4m3, fp8_e5m2)"},
+      {"codec=int3", "unknown codec 'int3' (valid: int8, int4, fp8_e4m3, fp8_e5m2, int6, int5)"},
       {"rotation=fourier", "unknown rotation 'fourier'"},
       {"validate=maybe", "not a bool"},
       {"block", "not key=value"},
@@ -98,7 +98,7 @@ TEST(Options, CheckOptionsRefusesBadValuesAndCombinations) {
   o = {};
   o.codec = Codec::kFp8E4M3;
   o.rounding = Rounding::kStochastic;
-  EXPECT_NE(CheckOptions(o).message().find("stochastic rounding needs int8 or int4"), std::string::npos);
+  EXPECT_NE(CheckOptions(o).message().find("stochastic rounding needs an integer codec (int8, int6, int5, int4)"), std::string::npos);
   o = {};
   o.algorithm = Algorithm::kNaiveFp8;
   o.rotation = Rotation::kHadamard;
@@ -115,7 +115,7 @@ TEST(Options, CheckOptionsRefusesBadValuesAndCombinations) {
   o.codec = Codec::kInt4;
   EXPECT_TRUE(CheckOptions(o).ok());
   o.codec = Codec::kFp8E4M3;
-  EXPECT_NE(CheckOptions(o).message().find("scale two_level needs int8 or int4, not fp8_e4m3"),
+  EXPECT_NE(CheckOptions(o).message().find("scale two_level needs an integer codec (int8, int6, int5, int4), not fp8_e4m3"),
             std::string::npos);
   o.codec = Codec::kInt8;
   o.block = 40;
