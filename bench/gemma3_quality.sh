@@ -7,7 +7,9 @@
 # TP = 2, 4 and 8, on one 512-token chunk (BOS + 511) from the start of each of six texts that
 # every Debian 12 machine has (base-files): 6 x 511 = 3066 predicted positions per row.
 # "Exact" is the TP-1 f32 forward pass. Writes the raw output (text and JSON) to
-# bench/results/gemma3_quality/ and the markdown tables (bench/plot/gemma3_quality_table.py).
+# bench/results/gemma3_quality/ and the markdown tables with the bytes-quality frontier
+# (bench/plot/gemma3_quality_table.py) to its tables.md, into docs/gemma3.md and, as a plot, to
+# docs/img/gemma3_frontier.png.
 #
 #   bash bench/gemma3_quality.sh [--tp 2,4,8] [--tokens 512] [--chunks 1] [--runs b64,b32,b128,b64tl,packed]
 #
@@ -62,4 +64,7 @@ for tp in ${TPS//,/ }; do
     --algo two_shot --rotation hadamard --baselines --codec int6,int5 --block 64,128 --scale f32,two_level
 done
 /usr/bin/python3 bench/plot/gemma3_quality_table.py "$RES" >"$RES/tables.md"
+# The tables and the frontier plot into docs/gemma3.md (matplotlib: scripts/test_python.sh's .venv-torch).
+.venv-torch/bin/python bench/plot/gemma3_quality_table.py "$RES" --splice docs/gemma3.md \
+  --png docs/img/gemma3_frontier.png
 cat "$RES/tables.md"

@@ -8,11 +8,15 @@
             is there;
   fused     bench/fused_speed.sh (bench/results/fused_kernel/): the int8 kernels beside memcpy
             on L2-resident data, each as a share of memcpy in the same run, on every SIMD
-            target, and the same of an earlier build (before/) where the run made one.
+            target, and the same of an earlier build (before/) where the run made one;
+  packed    bench/packed_speed.sh (bench/results/packed_speed/): the integer codecs' kernels
+            (int8, int6, int5, int4) beside memcpy on every SIMD target, and 1 Gbit/s calls by
+            codec against the bf16 ring, with the speedup the byte ratio predicts.
 With --splice FILE it replaces the text between <!-- generated:scale_speed:begin --> and
-<!-- generated:scale_speed:end --> (rotation: rotation_speed, fused: fused_speed) in FILE.
+<!-- generated:scale_speed:end --> (rotation: rotation_speed, fused: fused_speed, packed:
+packed_speed) in FILE.
 
-    python3 bench/plot/codec_speed_table.py scales|rotation|fused [RESULTS_DIR] [--splice docs/performance.md]
+    python3 bench/plot/codec_speed_table.py scales|rotation|fused|packed [RESULTS_DIR] [--splice docs/performance.md]
 """
 import glob
 import json
@@ -54,6 +58,10 @@ FUSED_KERNELS = [
     ("DecodeAccumulateEncode B64 (bf16)", "BM_Int8DecodeAccumulateEncode<64, BF16>"),
     ("DecodeAccumulateEncode B128 (bf16)", "BM_Int8DecodeAccumulateEncode<128, BF16>"),
 ]
+PACKED_KERNELS = [("memcpy", "BM_Memcpy")] + [
+    (f"{codec} {label}", f"BM_Block{kernel}<{fmt}, RNE, false>")
+    for kernel, label in (("Encode", "Encode"), ("DecodeAccumulateEncode", "DecodeAccumulateEncode"))
+    for codec, fmt in (("int8", "I8"), ("int6", "I6"), ("int5", "I5"), ("int4", "I4"))]
 TARGET_ORDER = ["AVX3", "AVX2", "SSE4"]
 PLOT = "bench/plot/codec_speed_table.py"
 
@@ -116,7 +124,7 @@ def fused_kernels(res):
 
 def kernels(res, table):
     gbs, targets = medians(res)
-    head = "kernel (B = 128 unless named)" if table is SCALE_KERNELS else "kernel (B = 64)"
+    head = "kernel (B = 64)" if table is ROTATION_KERNELS else "kernel (B = 128 unless named)"
     out = [f"| {head} | " + " | ".join(targets) + " |",
            "|---|" + "---:|" * len(targets)]
     for label, name in table:
@@ -173,6 +181,27 @@ def netem(res, variants, key, ring_of_variant=True):
     return out
 
 
+def packed_netem(res):
+    """1 Gbit/s rows of bench/packed_speed.sh: per size, algorithm and codec the time, the speedup
+    over the bf16 ring of the same launch, the speedup the wire bytes predict (the ring's bytes
+    over this row's) and the measured speedup over the predicted one."""
+    path = os.path.join(res, "netem_1gbit_h4", "rows.jsonl")
+    if not os.path.exists(path):
+        return []
+    rows = [json.loads(l) for l in open(path)]
+    rows = [r for r in rows if r.get("type") != "header" and r.get("launch") == "formats"]
+    ring = {r["size_bytes"]: r for r in rows if r["algo"] == "ring"}
+    out = ["| size, H = 4 | algorithm | codec | time | speedup | bytes ratio | speedup / bytes ratio |",
+           "|---|---|---|---:|---:|---:|---:|"]
+    for r in sorted((r for r in rows if r["algo"] != "ring"),
+                    key=lambda r: (r["size_bytes"], r["algo"], r["wire_bytes"])):
+        g = ring[r["size_bytes"]]
+        speedup, predicted = g["time_us"] / r["time_us"], g["wire_bytes"] / r["wire_bytes"]
+        out.append(f"| {r['size_bytes'] >> 20} MiB | {r['algo']} rs+ag | {r['codec']} | "
+                   f"{r['time_us'] / 1e3:.1f} ms | {speedup:.2f}x | {predicted:.2f}x | {speedup / predicted:.3f} |")
+    return out
+
+
 def env_of(path):
     if not os.path.exists(path):
         return {}
@@ -197,6 +226,8 @@ MODES = {
         net_text="B = 128, rotation none and hadamard; the baseline is the unrotated bf16 ring"),
     "fused": dict(dir="bench/results/fused_kernel", env="env.txt", marker="fused_speed",
                   script="bash bench/fused_speed.sh"),
+    "packed": dict(dir="bench/results/packed_speed", env="env.txt", marker="packed_speed",
+                   script="bash bench/packed_speed.sh --netem", kernels=PACKED_KERNELS),
 }
 
 
@@ -245,7 +276,7 @@ def generated_line(made_by, plot, env):
 def main():
     args, splice = split_splice(sys.argv[1:])
     if not args or args[0] not in MODES:
-        sys.exit("usage: codec_speed_table.py scales|rotation|fused [RESULTS_DIR] [--splice FILE]")
+        sys.exit("usage: codec_speed_table.py scales|rotation|fused|packed [RESULTS_DIR] [--splice FILE]")
     mode = MODES[args[0]]
     res = args[1] if len(args) > 1 else mode["dir"]
     env = env_of(os.path.join(res, mode["env"]))
@@ -259,6 +290,20 @@ def main():
                 "GB/s of f32-equivalent input, single thread, medians of the run's repetitions, "
                 "each SIMD target forced in turn (`codec_<TARGET>.json`); in brackets the share of "
                 "memcpy of the same size in the same run." + before, ""] + fused_kernels(res)
+        return emit("\n".join(text), splice, mode["marker"])
+    if args[0] == "packed":
+        nenv = env_of(os.path.join(res, "netem_1gbit_h4", "env.txt"))
+        text = [generated_line(f"`{mode['script']}`", PLOT, env), "",
+                "**Kernels**, GB/s of f32-equivalent input, median of 5, L2-resident (16 Ki elements) / "
+                "64 MiB, B = 128, f32 scales, each SIMD target forced in turn (`codec_<TARGET>.json`):",
+                ""] + kernels(res, mode["kernels"])
+        net = packed_netem(res)
+        if net:
+            text += ["", "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, bf16 data, "
+                     "B = 128 with two-level scales and the rotation, median of 5 (`netem_1gbit_h4/`: "
+                     f"{nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, {nenv.get('kernel', '?')}); "
+                     "speedup = the bf16 ring's time / this row's, bytes ratio = the ring's wire bytes / "
+                     "this row's:", ""] + net
         return emit("\n".join(text), splice, mode["marker"])
     text = [generated_line(f"`{mode['script']}`", PLOT, env),
             "",

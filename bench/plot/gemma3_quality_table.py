@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Markdown tables of bench/gemma3_quality.sh's raw JSON (one table per TP degree), with the
-issue's targets checked against the unquantized bf16 ring of the same positions.
+targets checked against the unquantized bf16 ring of the same positions, and the bytes-quality
+frontier: per TP the rows no other row beats in both wire bytes and mean KL (the Pareto front),
+as a table and (--png) a plot of mean KL over the bf16 ring's against wire bytes.
 
-    python3 bench/plot/gemma3_quality_table.py bench/results/gemma3_quality > tables.md
+    python3 bench/plot/gemma3_quality_table.py bench/results/gemma3_quality [--splice docs/gemma3.md] \
+        [--png docs/img/gemma3_frontier.png]
+
+--splice puts the tables between the file's generated:gemma3_quality markers instead of printing
+them; --png needs matplotlib (.venv-torch/bin/python has it).
 """
 import glob
 import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from codec_speed_table import emit, split_option, split_splice  # noqa: E402
 
 
 def load(res):
@@ -53,8 +62,47 @@ def target_table(title, r, bf16, top1_pts, dppl_pct, kl_x):
     return out + [""]
 
 
+def front(rows):
+    """The quantized rows no other quantized row beats in both wire bytes and mean KL, by bytes."""
+    q = sorted((r for r in rows if r["algo"] != "ring"), key=lambda r: (r["wire_vs_bf16_ring"], r["kl_mean"]))
+    out = []
+    for r in q:
+        if not out or r["kl_mean"] < out[-1]["kl_mean"]:
+            out.append(r)
+    return out
+
+
+def plot(by_tp, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    tps = sorted(by_tp)
+    fig, axes = plt.subplots(1, len(tps), figsize=(5.5 * len(tps), 4.8), squeeze=False)
+    for ax, tp in zip(axes[0], tps):
+        rows = by_tp[tp]
+        bf16 = next(r for r in rows if is_ring(r, "bf16"))
+        for codec in ("int8", "int6", "int5", "int4", "fp8_e4m3"):
+            pts = [r for r in rows if r["algo"] != "ring" and f" {codec} " in r["config"]]
+            ax.scatter([r["wire_vs_bf16_ring"] for r in pts], [r["kl_mean"] / bf16["kl_mean"] for r in pts],
+                       s=14, label=codec)
+        f = front(rows)
+        ax.plot([r["wire_vs_bf16_ring"] for r in f], [r["kl_mean"] / bf16["kl_mean"] for r in f],
+                "k-", lw=1, label="Pareto front")
+        ax.axhline(3.0, color="grey", ls=":", lw=1)
+        ax.set_yscale("log")
+        ax.set_xlabel("wire bytes / bf16 ring's")
+        ax.set_ylabel("mean KL / bf16 ring's")
+        ax.set_title(f"Gemma 3 270M, TP = {tp}")
+        ax.grid(True, which="both", lw=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
 def main():
-    res = sys.argv[1] if len(sys.argv) > 1 else "bench/results/gemma3_quality"
+    args, splice = split_splice(sys.argv[1:])
+    args, png = split_option(args, "--png", "a file")
+    res = args[0] if args else "bench/results/gemma3_quality"
     by_tp = load(res)
     out = []
     for tp in sorted(by_tp):
@@ -88,7 +136,17 @@ def main():
             out += target_table(f"Best row with ≤ {budget}x the bf16 ring's wire bytes, by mean KL: "
                                 f"**{r['config']}** (wire {r['wire_vs_bf16_ring']:.3f}x).",
                                 r, bf16, top1_pts, dppl_pct, kl_x)
-    print("\n".join(out))
+        out.append(f"The bytes–quality front at TP = {tp} (rows no other row beats in both wire bytes "
+                   f"and mean KL):\n")
+        out.append("| wire / bf16 ring | config | mean KL / bf16 ring | top-1 % | Δppl % |")
+        out.append("|---:|---|---:|---:|---:|")
+        for r in front(rows):
+            out.append(f"| {r['wire_vs_bf16_ring']:.3f} | {r['config']} | {r['kl_mean'] / bf16['kl_mean']:.1f}x "
+                       f"| {100 * r['top1']:.2f} | {(r['ppl'] / r['ppl_exact'] - 1) * 100:+.3f} |")
+        out.append("")
+    emit("\n".join(out).rstrip(), splice, "gemma3_quality")
+    if png:
+        plot(by_tp, png)
 
 
 if __name__ == "__main__":

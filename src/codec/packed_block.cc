@@ -6,13 +6,15 @@
 // floor(y + u)), q = 31 (int6) or 15 (int5), stored as `bits`-bit two's complement codes
 // packed low bits first (docs/wire_format.md, "Code packing"). A *group* is the fewest codes
 // that fill whole bytes: 4 int6 codes in 3 bytes, 8 int5 codes in 5 bytes. The arithmetic
-// (scale, round, clamp, decode) runs in vectors; a vector's codes are packed or unpacked one
-// group at a time in a 64-bit word through a lane array. Where a vector does not start on a
-// group or is shorter than one (int5 on 4-lane targets, the SCALAR target) each code goes
-// through the reference's bit-exact store and load, in increasing element order (the order
-// the pipeline stores in). A block size whose blocks do not start on a whole byte
+// (scale, round, clamp, decode) runs in vectors, and so does the packing: a vector's N codes
+// become N bytes, neighbouring fields are joined in ever wider lanes until each group's bits
+// lie in the low bytes of its lane, and one byte shuffle gathers those bytes (unpacking runs
+// the same steps backwards). Where a vector does not start on a group or is shorter than one
+// (int5 on 4-lane targets, the SCALAR target) each code goes through the reference's
+// bit-exact store and load, in increasing element order (the order the pipeline stores in). A block size whose blocks do not start on a whole byte
 // (block * bits not a multiple of 8; never one the library ships) runs the reference.
 #include <cstring>
+#include <type_traits>
 
 #include "codec/codec.h"
 #include "codec/internal.h"
@@ -36,47 +38,138 @@ struct PackedFmt : internal::RowConstants<kF> {
   static constexpr int kQInt = int(BlockInfoOf(kF)->q);
   static constexpr size_t kGroup = kBits == 6 ? 4 : 8;  // codes per whole number of bytes
   static constexpr size_t kGroupBytes = kGroup * kBits / 8;
-  static constexpr uint64_t kMask = (uint64_t(1) << kBits) - 1;
   static_assert(kBits == 6 || kBits == 5, "int6 or int5");
   static constexpr size_t kMaxN = hn::MaxLanes(DF());
+  // The vector path: whole groups of codes in one vector of N code bytes (int6 from 4 lanes,
+  // int5 from 8; never on the SCALAR target).
+  static constexpr bool kVector = HWY_TARGET != HWY_SCALAR && kMaxN >= kGroup;
+  // The lane of a whole int5 group (a type that depends on the format, so that int6's
+  // instantiations never form a u64 view of fewer than 8 bytes).
+  using DGroup5 = hn::Repartition<std::conditional_t<kBits == 5, uint64_t, uint32_t>, DU8>;
 
   static HWY_INLINE VI Round(VF y) { return ClampQ<kQInt>(RoundEven(y)); }
   static HWY_INLINE VI RoundSR(VF y, VF u) { return ClampQ<kQInt>(FloorSum(y, u)); }
   static HWY_INLINE bool WholeGroups(size_t i) {
-    return hn::Lanes(DF()) % kGroup == 0 && i % kGroup == 0;
+    return kVector && hn::Lanes(DF()) % kGroup == 0 && i % kGroup == 0;
   }
-  // N codes from element i.
+  // The byte positions of the packed groups within the widened ones (a group of G codes widened
+  // to 4 bytes (int6) or 8 bytes (int5) holds its packed bytes first), for TableLookupBytes.
+  static HWY_INLINE const uint8_t* PackIndex() {
+    static constexpr uint8_t k6[16] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 0, 0, 0, 0};
+    static constexpr uint8_t k5[16] = {0, 1, 2, 3, 4, 8, 9, 10, 11, 12, 0, 0, 0, 0, 0, 0};
+    return kBits == 6 ? k6 : k5;
+  }
+  static HWY_INLINE const uint8_t* UnpackIndex() {  // 0x80: a zero byte
+    static constexpr uint8_t k6[16] = {0, 1, 2, 0x80, 3, 4, 5, 0x80, 6, 7, 8, 0x80, 9, 10, 11, 0x80};
+    static constexpr uint8_t k5[16] = {0, 1, 2, 3, 4, 0x80, 0x80, 0x80, 5, 6, 7, 8, 9, 0x80, 0x80, 0x80};
+    return kBits == 6 ? k6 : k5;
+  }
+  // N codes from element i. Vector path: the codes' low bits as N bytes, then pairs of
+  // neighbouring fields joined in ever wider lanes (u16: two codes, u32: four, u64 for int5:
+  // eight), so that each group's bits lie in the low bytes of its lane, then those bytes
+  // gathered by one byte shuffle.
   static HWY_INLINE void Store(VI q, uint8_t* codes, size_t i) {
     const size_t N = hn::Lanes(DF());
-    HWY_ALIGN int32_t c[kMaxN];
-    hn::Store(q, DI(), c);
     if (!WholeGroups(i)) {
+      HWY_ALIGN int32_t c[kMaxN];
+      hn::Store(q, DI(), c);
       for (size_t k = 0; k < N; ++k) internal::StoreCode(kF, codes, i + k, c[k]);
       return;
     }
-    uint8_t* out = codes + i * kBits / 8;
-    for (size_t g = 0; g < N; g += kGroup, out += kGroupBytes) {
-      uint64_t w = 0;
-      for (size_t k = 0; k < kGroup; ++k) w |= (uint64_t(uint32_t(c[g + k])) & kMask) << (kBits * k);
-      for (size_t b = 0; b < kGroupBytes; ++b) out[b] = uint8_t(w >> (8 * b));
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (kVector) {
+      const DU8 d8;
+      const hn::Repartition<uint16_t, DU8> d16;
+      const hn::Repartition<uint32_t, DU8> d32;
+      const auto e = hn::DemoteTo(d8, hn::And(q, hn::Set(DI(), (1 << kBits) - 1)));
+      const auto w = hn::BitCast(d16, e);
+      const auto t = hn::Or(hn::And(w, hn::Set(d16, (1u << kBits) - 1)),
+                            hn::And(hn::ShiftRight<8 - kBits>(w), hn::Set(d16, ((1u << kBits) - 1) << kBits)));
+      const auto u = hn::BitCast(d32, t);
+      constexpr uint32_t k2 = (1u << (2 * kBits)) - 1;  // two codes
+      auto v = hn::BitCast(d8, hn::Or(hn::And(u, hn::Set(d32, k2)),
+                                      hn::And(hn::ShiftRight<16 - 2 * kBits>(u), hn::Set(d32, k2 << (2 * kBits)))));
+      if constexpr (kBits == 5) {
+        const DGroup5 d64;
+        const auto x = hn::BitCast(d64, v);
+        constexpr uint64_t k4 = (uint64_t(1) << 20) - 1;  // four codes
+        v = hn::BitCast(d8, hn::Or(hn::And(x, hn::Set(d64, k4)),
+                                   hn::And(hn::ShiftRight<12>(x), hn::Set(d64, k4 << 20))));
+      }
+      StoreBytes<kMaxN>(hn::TableLookupBytes(v, hn::Load(d8, PackIndex())), codes + i * kBits / 8);
+    }
+#endif
+  }
+  // The kNB * kBits / 8 bytes at p (the groups' own bytes, never more) as a vector of kNB
+  // bytes, through integer registers (no store to memory that a wider load would read back).
+#if HWY_TARGET != HWY_SCALAR
+  // The first kNB * kBits / 8 bytes of v (kNB bytes) to p, through integer registers.
+  template <size_t kNB>
+  static HWY_INLINE void StoreBytes(hn::Vec<hn::Simd<uint8_t, kNB, 0>> v, uint8_t* p) {
+    constexpr size_t kBytes = kNB * kBits / 8;
+    if constexpr (kNB == 16) {
+      const hn::Simd<uint64_t, 2, 0> d;
+      const uint64_t w0 = hn::GetLane(hn::BitCast(d, v)), w1 = hn::GetLane(hn::UpperHalf(hn::Simd<uint64_t, 1, 0>(), hn::BitCast(d, v)));
+      std::memcpy(p, &w0, 8);
+      std::memcpy(p + 8, &w1, kBytes - 8);
+    } else if constexpr (kNB == 8) {
+      const uint64_t w0 = hn::GetLane(hn::BitCast(hn::Simd<uint64_t, 1, 0>(), v));
+      std::memcpy(p, &w0, kBytes);
+    } else {
+      const uint32_t w0 = hn::GetLane(hn::BitCast(hn::Simd<uint32_t, 1, 0>(), v));
+      std::memcpy(p, &w0, kBytes);
     }
   }
+  template <size_t kNB>
+  static HWY_INLINE hn::Vec<hn::Simd<uint8_t, kNB, 0>> LoadBytes(const uint8_t* p) {
+    constexpr size_t kBytes = kNB * kBits / 8;
+    const hn::Simd<uint8_t, kNB, 0> d8;
+    uint64_t w0 = 0, w1 = 0;
+    std::memcpy(&w0, p, kBytes < 8 ? kBytes : 8);
+    if constexpr (kBytes > 8) std::memcpy(&w1, p + 8, kBytes - 8);
+    if constexpr (kNB == 16) {
+      const hn::Simd<uint64_t, 2, 0> d;
+      return hn::BitCast(d8, hn::InterleaveLower(hn::Set(d, w0), hn::Set(d, w1)));
+    } else if constexpr (kNB == 8) {
+      return hn::BitCast(d8, hn::Set(hn::Simd<uint64_t, 1, 0>(), w0));
+    } else {
+      return hn::BitCast(d8, hn::Set(hn::Simd<uint32_t, 1, 0>(), uint32_t(w0)));
+    }
+  }
+#endif
   static HWY_INLINE VI Load(const uint8_t* codes, size_t i) {
     const size_t N = hn::Lanes(DF());
-    HWY_ALIGN int32_t c[kMaxN];
     if (!WholeGroups(i)) {
+      HWY_ALIGN int32_t c[kMaxN];
       for (size_t k = 0; k < N; ++k) c[k] = internal::LoadCode(kF, codes, i + k);
       return hn::Load(DI(), c);
     }
-    const uint8_t* in = codes + i * kBits / 8;
-    for (size_t g = 0; g < N; g += kGroup, in += kGroupBytes) {
-      uint64_t w = 0;
-      for (size_t b = 0; b < kGroupBytes; ++b) w |= uint64_t(in[b]) << (8 * b);
-      // Code k to the top of a 32-bit word, then an arithmetic shift sign-extends it.
-      for (size_t k = 0; k < kGroup; ++k)
-        c[g + k] = int32_t(uint32_t(w >> (kBits * k)) << (32 - kBits)) >> (32 - kBits);
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (kVector) {
+      const DU8 d8;
+      const hn::Repartition<uint16_t, DU8> d16;
+      const hn::Repartition<uint32_t, DU8> d32;
+      auto v = hn::TableLookupBytesOr0(LoadBytes<kMaxN>(codes + i * kBits / 8), hn::Load(d8, UnpackIndex()));
+      if constexpr (kBits == 5) {
+        const DGroup5 d64;
+        const auto x = hn::BitCast(d64, v);
+        constexpr uint64_t k4 = (uint64_t(1) << 20) - 1;
+        v = hn::BitCast(d8, hn::Or(hn::And(x, hn::Set(d64, k4)),
+                                   hn::And(hn::ShiftLeft<12>(x), hn::Set(d64, k4 << 32))));
+      }
+      const auto u = hn::BitCast(d32, v);
+      constexpr uint32_t k2 = (1u << (2 * kBits)) - 1;
+      const auto t = hn::BitCast(d16, hn::Or(hn::And(u, hn::Set(d32, k2)),
+                                             hn::And(hn::ShiftLeft<16 - 2 * kBits>(u), hn::Set(d32, k2 << 16))));
+      constexpr uint16_t k1 = (1u << kBits) - 1;
+      const auto w = hn::Or(hn::And(t, hn::Set(d16, k1)),
+                            hn::And(hn::ShiftLeft<8 - kBits>(t), hn::Set(d16, uint16_t(k1 << 8))));
+      const VI c = hn::BitCast(DI(), hn::PromoteTo(DU(), hn::BitCast(d8, w)));
+      const VI half = hn::Set(DI(), 1 << (kBits - 1));
+      return hn::Sub(hn::Xor(c, half), half);  // sign-extend the field
     }
-    return hn::Load(DI(), c);
+#endif
+    return hn::Zero(DI());  // not reached: WholeGroups is false without the vector path
   }
   static HWY_INLINE VF Decode(VI q, VF vs) { return hn::Mul(hn::ConvertTo(DF(), q), vs); }
   static HWY_INLINE void Zero(uint8_t* codes, size_t first, size_t len) {

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Are outliers on a side channel worth their bytes? A numpy model of two_shot with the integer
+codecs (int8, int6, int5, int4: Q = 127, 31, 15, 7) on real AllReduce operands (equarx-gemma3 eval
+--dump-activations), with and without the randomized Hadamard rotation, and with the k largest
+|values| of every block (k = 0, 1, 2, 4) sent on a side channel in bf16 with their position in
+the block (16 + log2(B) bits each) while the rest is quantized against the reduced absmax.
+
+Each rank's own contribution stays f32, the others' are quantized once, the f32 sum is quantized
+once (as two_shot does). Scales: two-level (a bf16 scale per block of 128, a 4-bit multiplier per
+8 values; the rotation works on blocks of 16, as the library's), or one f32 scale per block of
+64 (the rotation on blocks of 64). Prints, per setting, the bytes per value relative to the bf16
+ring's 2 and the pooled squared error over a model of the bf16 ring (inputs rounded to bf16,
+every partial sum rounded to bf16): the docs/gemma3.md tables show mean KL following this ratio
+(int8 B64 two-level with the rotation: 3.0 here, KL 2.8x at TP = 4).
+
+    .venv/bin/python bench/outlier_sim.py out/activations/tp4 > bench/results/frontier/outlier_sim.txt
+"""
+import argparse
+import glob
+import os
+import re
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scale_formats_sim import hadamard_rotate  # noqa: E402
+from two_level_sim import bf16_nearest  # noqa: E402
+
+CODECS = [("int8", 127.0, 8), ("int6", 31.0, 6), ("int5", 15.0, 5), ("int4", 7.0, 4)]
+OUTLIERS = [0, 1, 2, 4]
+# label, block, rotation block, two-level
+SCHEMES = [("two_level B128", 128, 16, True), ("f32 B64", 64, 64, False)]
+
+
+def split_outliers(b, k):
+    """The k largest |values| of every row of b (kept in bf16) and the rest (outliers zeroed)."""
+    if k == 0:
+        return np.zeros_like(b), b
+    idx = np.argpartition(-np.abs(b), k - 1, axis=1)[:, :k]
+    mask = np.zeros(b.shape, bool)
+    np.put_along_axis(mask, idx, True, axis=1)
+    return np.where(mask, bf16_nearest(b), 0.0).astype(np.float32), np.where(mask, 0.0, b).astype(np.float32)
+
+
+def quantize(x, q, block, two_level, k):
+    """x through one encode and decode: block scales (f32, or bf16 + 4-bit multipliers per 8)."""
+    b = x.reshape(-1, block).astype(np.float32)
+    side, rest = split_outliers(b, k)
+    a = np.abs(rest).max(axis=1)
+    if two_level:
+        s = bf16_up((a / q).astype(np.float32))[:, None]
+        parts = rest.reshape(b.shape[0], block // 8, 8)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.nan_to_num(np.abs(parts).max(axis=2) / s * (16 / q))
+        c = np.clip(np.ceil(t) - 1, 0, 15)
+        step = (s * (c + 1) / 16)[:, :, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            codes = np.where(step > 0, np.clip(np.rint(parts / step), -q, q), 0)
+        out = (codes * step).reshape(b.shape)
+    else:
+        s = (a / q)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            codes = np.where(s > 0, np.clip(np.rint(rest / s), -q, q), 0)
+        out = codes * s
+    return (out + side).reshape(-1).astype(np.float32)
+
+
+def bf16_up(s):
+    """f32 scales rounded up to bf16 (docs/wire_format.md, "Scale storage")."""
+    b = s.view(np.uint32)
+    return np.where(b & 0xFFFF, (b + 0x10000) & 0xFFFF0000, b).astype(np.uint32).view(np.float32)
+
+
+def bytes_per_value(bits, block, two_level, k):
+    scale = 2 / block + 0.5 / 8 if two_level else 4 / block
+    return bits / 8 + scale + k * (16 + np.log2(block)) / 8 / block
+
+
+def main():
+    parser = argparse.ArgumentParser(description="outliers on a side channel, on dumped operands")
+    parser.add_argument("activations", help="a folder of equarx-gemma3 eval --dump-activations files")
+    act_dir = parser.parse_args().activations
+    groups = {}
+    for path in sorted(glob.glob(os.path.join(act_dir, "*_rank*.npy"))):
+        m = re.match(r"(.*)_rank(\d+)\.npy$", os.path.basename(path))
+        groups.setdefault(m.group(1), {})[int(m.group(2))] = path
+    if not groups:
+        parser.error(f"no *_rank*.npy operands in {act_dir}")
+    rng = np.random.default_rng(1)
+    keys = [(c, s, rot, k) for c in CODECS for s in SCHEMES for rot in (False, True) for k in OUTLIERS]
+    err = {key: 0.0 for key in keys}
+    ring = 0.0
+    for g in groups.values():
+        xs = [np.load(g[r]).astype(np.float32).reshape(-1) for r in sorted(g)]
+        n = len(xs[0]) // 512 * 512
+        xs = [x[:n] for x in xs]
+        exact = np.sum([x.astype(np.float64) for x in xs], axis=0)
+        acc = bf16_nearest(xs[0])
+        for x in xs[1:]:
+            acc = bf16_nearest(acc + bf16_nearest(x))
+        ring += float(np.sum((acc - exact) ** 2))
+        for (name, q, bits), (label, block, rot_block, two_level), rot, k in keys:
+            signs = rng.choice(np.array([-1.0, 1.0], np.float32), size=rot_block)
+            r = [hadamard_rotate(x, rot_block, signs) for x in xs] if rot else xs
+            total = r[0].copy()  # the owner's own contribution, f32
+            for y in r[1:]:
+                total = total + quantize(y, q, block, two_level, k)
+            out = quantize(total.astype(np.float32), q, block, two_level, k)
+            if rot:
+                out = hadamard_rotate(out, rot_block, np.ones(rot_block, np.float32)) * np.tile(signs, n // rot_block)
+            err[((name, q, bits), (label, block, rot_block, two_level), rot, k)] += float(np.sum((out - exact) ** 2))
+    print(f"two_shot, {len(groups)} AllReduce calls of {len(xs)} ranks from {act_dir}")
+    print("| codec | scales | rotation | outliers per block | bytes / bf16 ring's | MSE / bf16 ring model |")
+    print("|---|---|---|---:|---:|---:|")
+    for key in keys:
+        (name, q, bits), (label, block, rot_block, two_level), rot, k = key
+        print(f"| {name} | {label} | {'hadamard' if rot else 'none'} | {k} | "
+              f"{bytes_per_value(bits, block, two_level, k) / 2:.3f} | {err[key] / ring:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
