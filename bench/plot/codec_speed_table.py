@@ -182,22 +182,22 @@ def netem(res, variants, key, ring_of_variant=True):
 
 
 def packed_netem(res):
-    """1 Gbit/s rows of bench/packed_speed.sh: per size, algorithm and codec the time, the speedup
-    over the bf16 ring of the same launch, the speedup the wire bytes predict (the ring's bytes
-    over this row's) and the measured speedup over the predicted one."""
+    """1 Gbit/s rows of bench/packed_speed.sh: per size, algorithm, scale format and codec the
+    time, the speedup over the bf16 ring of the same sweep pass, the speedup the wire bytes
+    predict (the ring's bytes over this row's) and the measured speedup over the predicted one."""
     path = os.path.join(res, "netem_1gbit_h4", "rows.jsonl")
     if not os.path.exists(path):
         return []
     rows = [json.loads(l) for l in open(path)]
     rows = [r for r in rows if r.get("type") != "header" and r.get("launch") == "formats"]
-    ring = {r["size_bytes"]: r for r in rows if r["algo"] == "ring"}
-    out = ["| size, H = 4 | algorithm | codec | time | speedup | bytes ratio | speedup / bytes ratio |",
-           "|---|---|---|---:|---:|---:|---:|"]
+    ring = {(r["size_bytes"], option(r, "scale")): r for r in rows if r["algo"] == "ring"}
+    out = ["| size, H = 4 | algorithm | scales | codec | time | speedup | bytes ratio | speedup / bytes ratio |",
+           "|---|---|---|---|---:|---:|---:|---:|"]
     for r in sorted((r for r in rows if r["algo"] != "ring"),
-                    key=lambda r: (r["size_bytes"], r["algo"], r["wire_bytes"])):
-        g = ring[r["size_bytes"]]
+                    key=lambda r: (r["size_bytes"], r["algo"], option(r, "scale"), -r["wire_bytes"])):
+        g = ring[(r["size_bytes"], option(r, "scale"))]
         speedup, predicted = g["time_us"] / r["time_us"], g["wire_bytes"] / r["wire_bytes"]
-        out.append(f"| {r['size_bytes'] >> 20} MiB | {r['algo']} rs+ag | {r['codec']} | "
+        out.append(f"| {r['size_bytes'] >> 20} MiB | {r['algo']} rs+ag | {option(r, 'scale')} | {r['codec']} | "
                    f"{r['time_us'] / 1e3:.1f} ms | {speedup:.2f}x | {predicted:.2f}x | {speedup / predicted:.3f} |")
     return out
 
@@ -300,7 +300,7 @@ def main():
         net = packed_netem(res)
         if net:
             text += ["", "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, bf16 data, "
-                     "B = 128 with two-level scales and the rotation, median of 5 (`netem_1gbit_h4/`: "
+                     "B = 128 with f32 or two-level scales and the rotation, median of 5 (`netem_1gbit_h4/`: "
                      f"{nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, {nenv.get('kernel', '?')}); "
                      "speedup = the bf16 ring's time / this row's, bytes ratio = the ring's wire bytes / "
                      "this row's:", ""] + net

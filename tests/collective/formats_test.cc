@@ -316,7 +316,8 @@ TEST(Telemetry, CountsTheEncodedValues) {
 // what its encodes lost. Two-shot on f32: each value is encoded once per rank.
 TEST(Telemetry, EstimateMatchesTheRealLoss) {
   const size_t count = 1 << 16;
-  for (const Wire& w : {Wire{Codec::kInt8, Rounding::kNearest}, Wire{Codec::kInt4, Rounding::kNearest},
+  for (const Wire& w : {Wire{Codec::kInt8, Rounding::kNearest}, Wire{Codec::kInt6, Rounding::kNearest},
+                        Wire{Codec::kInt5, Rounding::kNearest}, Wire{Codec::kInt4, Rounding::kNearest},
                         Wire{Codec::kInt8, Rounding::kStochastic}, Wire{Codec::kFp8E4M3, Rounding::kNearest}})
     for (Phases ph : {Phases::kRS, Phases::kRSAG})
       for (Rotation rot : {Rotation::kNone, Rotation::kHadamard}) {
