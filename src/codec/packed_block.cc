@@ -9,10 +9,13 @@
 // (scale, round, clamp, decode) runs in vectors, and so does the packing: a vector's N codes
 // become N bytes, neighbouring fields are joined in ever wider lanes until each group's bits
 // lie in the low bytes of its lane, and one byte shuffle gathers those bytes (unpacking runs
-// the same steps backwards). Where a vector does not start on a group or is shorter than one
-// (int5 on 4-lane targets, the SCALAR target) each code goes through the reference's
-// bit-exact store and load, in increasing element order (the order the pipeline stores in). A block size whose blocks do not start on a whole byte
+// the same steps backwards); the groups' bytes move between memory and the vector through
+// integer registers, so that no load reads back a store of a different size. Where a vector
+// does not start on a group or is shorter than one (int5 on 4-lane targets such as SSE4, and
+// the SCALAR target) each code goes through the reference's bit-exact store and load, in
+// increasing element order (the order the pipeline stores in). A block size whose blocks do not start on a whole byte
 // (block * bits not a multiple of 8; never one the library ships) runs the reference.
+#include <bit>
 #include <cstring>
 #include <type_traits>
 
@@ -25,6 +28,8 @@
 #include "hwy/highway.h"
 #include "codec/block_simd-inl.h"
 #include "codec/block_dae-inl.h"
+
+static_assert(std::endian::native == std::endian::little, "codes are packed little-endian");
 
 HWY_BEFORE_NAMESPACE();
 namespace equarx::codec {
@@ -96,12 +101,51 @@ struct PackedFmt : internal::RowConstants<kF> {
         v = hn::BitCast(d8, hn::Or(hn::And(x, hn::Set(d64, k4)),
                                    hn::And(hn::ShiftRight<12>(x), hn::Set(d64, k4 << 20))));
       }
-      StoreBytes<kMaxN>(hn::TableLookupBytes(v, hn::Load(d8, PackIndex())), codes + i * kBits / 8);
+      StoreBytes<kMaxN>(hn::TableLookupBytes(v, hn::LoadU(d8, PackIndex())), codes + i * kBits / 8);
     }
 #endif
   }
   // The kNB * kBits / 8 bytes at p (the groups' own bytes, never more) as a vector of kNB
   // bytes, through integer registers (no store to memory that a wider load would read back).
+  // kN (<= 8) little-endian bytes at p as one word, and back: whole-size pieces of 4, 2 and 1
+  // bytes, each one load or store (a partial copy into a wider variable would store it in
+  // pieces and read it back whole, which stalls the load).
+  template <size_t kN>
+  static HWY_INLINE uint64_t LoadWord(const uint8_t* p) {
+    if constexpr (kN == 8) {
+      uint64_t x;
+      std::memcpy(&x, p, 8);
+      return x;
+    } else if constexpr (kN >= 4) {
+      uint32_t x;
+      std::memcpy(&x, p, 4);
+      return uint64_t(x) | (LoadWord<kN - 4>(p + 4) << 32);
+    } else if constexpr (kN >= 2) {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      return uint64_t(x) | (LoadWord<kN - 2>(p + 2) << 16);
+    } else if constexpr (kN == 1) {
+      return p[0];
+    } else {
+      return 0;
+    }
+  }
+  template <size_t kN>
+  static HWY_INLINE void StoreWord(uint64_t w, uint8_t* p) {
+    if constexpr (kN == 8) {
+      std::memcpy(p, &w, 8);
+    } else if constexpr (kN >= 4) {
+      const uint32_t x = uint32_t(w);
+      std::memcpy(p, &x, 4);
+      StoreWord<kN - 4>(w >> 32, p + 4);
+    } else if constexpr (kN >= 2) {
+      const uint16_t x = uint16_t(w);
+      std::memcpy(p, &x, 2);
+      StoreWord<kN - 2>(w >> 16, p + 2);
+    } else if constexpr (kN == 1) {
+      p[0] = uint8_t(w);
+    }
+  }
 #if HWY_TARGET != HWY_SCALAR
   // The first kNB * kBits / 8 bytes of v (kNB bytes) to p, through integer registers.
   template <size_t kNB>
@@ -109,24 +153,21 @@ struct PackedFmt : internal::RowConstants<kF> {
     constexpr size_t kBytes = kNB * kBits / 8;
     if constexpr (kNB == 16) {
       const hn::Simd<uint64_t, 2, 0> d;
-      const uint64_t w0 = hn::GetLane(hn::BitCast(d, v)), w1 = hn::GetLane(hn::UpperHalf(hn::Simd<uint64_t, 1, 0>(), hn::BitCast(d, v)));
-      std::memcpy(p, &w0, 8);
-      std::memcpy(p + 8, &w1, kBytes - 8);
+      const auto w = hn::BitCast(d, v);
+      StoreWord<8>(hn::GetLane(w), p);
+      StoreWord<kBytes - 8>(hn::GetLane(hn::UpperHalf(hn::Simd<uint64_t, 1, 0>(), w)), p + 8);
     } else if constexpr (kNB == 8) {
-      const uint64_t w0 = hn::GetLane(hn::BitCast(hn::Simd<uint64_t, 1, 0>(), v));
-      std::memcpy(p, &w0, kBytes);
+      StoreWord<kBytes>(hn::GetLane(hn::BitCast(hn::Simd<uint64_t, 1, 0>(), v)), p);
     } else {
-      const uint32_t w0 = hn::GetLane(hn::BitCast(hn::Simd<uint32_t, 1, 0>(), v));
-      std::memcpy(p, &w0, kBytes);
+      StoreWord<kBytes>(hn::GetLane(hn::BitCast(hn::Simd<uint32_t, 1, 0>(), v)), p);
     }
   }
   template <size_t kNB>
   static HWY_INLINE hn::Vec<hn::Simd<uint8_t, kNB, 0>> LoadBytes(const uint8_t* p) {
     constexpr size_t kBytes = kNB * kBits / 8;
     const hn::Simd<uint8_t, kNB, 0> d8;
-    uint64_t w0 = 0, w1 = 0;
-    std::memcpy(&w0, p, kBytes < 8 ? kBytes : 8);
-    if constexpr (kBytes > 8) std::memcpy(&w1, p + 8, kBytes - 8);
+    const uint64_t w0 = LoadWord<(kBytes < 8 ? kBytes : 8)>(p);
+    const uint64_t w1 = LoadWord<(kBytes > 8 ? kBytes - 8 : 0)>(p + 8);
     if constexpr (kNB == 16) {
       const hn::Simd<uint64_t, 2, 0> d;
       return hn::BitCast(d8, hn::InterleaveLower(hn::Set(d, w0), hn::Set(d, w1)));
@@ -149,7 +190,7 @@ struct PackedFmt : internal::RowConstants<kF> {
       const DU8 d8;
       const hn::Repartition<uint16_t, DU8> d16;
       const hn::Repartition<uint32_t, DU8> d32;
-      auto v = hn::TableLookupBytesOr0(LoadBytes<kMaxN>(codes + i * kBits / 8), hn::Load(d8, UnpackIndex()));
+      auto v = hn::TableLookupBytesOr0(LoadBytes<kMaxN>(codes + i * kBits / 8), hn::LoadU(d8, UnpackIndex()));
       if constexpr (kBits == 5) {
         const DGroup5 d64;
         const auto x = hn::BitCast(d64, v);
