@@ -17,17 +17,14 @@ would need per value.
 
     .venv/bin/python bench/outlier_sim.py out/activations/tp4 > bench/results/frontier/outlier_sim.txt
 """
-import argparse
-import glob
 import os
-import re
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scale_formats_sim import hadamard_rotate  # noqa: E402
-from two_level_sim import bf16_nearest  # noqa: E402
+from two_level_sim import bf16_nearest, one_call, operand_groups  # noqa: E402
 
 CODECS = [("int8", 127.0, 8), ("int6", 31.0, 6), ("int5", 15.0, 5), ("int4", 7.0, 4)]
 OUTLIERS = [0, 1, 2, 4]
@@ -93,15 +90,7 @@ def bytes_per_value(bits, block, two_level, k):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="outliers on a side channel, on dumped operands")
-    parser.add_argument("activations", help="a folder of equarx-gemma3 eval --dump-activations files")
-    act_dir = parser.parse_args().activations
-    groups = {}
-    for path in sorted(glob.glob(os.path.join(act_dir, "*_rank*.npy"))):
-        m = re.match(r"(.*)_rank(\d+)\.npy$", os.path.basename(path))
-        groups.setdefault(m.group(1), {})[int(m.group(2))] = path
-    if not groups:
-        parser.error(f"no *_rank*.npy operands in {act_dir}")
+    act_dir, groups = operand_groups("outliers on a side channel, on dumped operands")
     rng = np.random.default_rng(1)
     keys = [(c, s, rot, k) for c in CODECS for s in SCHEMES for rot in (False, True) for k in OUTLIERS]
     err = {key: 0.0 for key in keys}
@@ -109,14 +98,8 @@ def main():
     hists = {name: np.zeros((16, 2 * int(q) + 1)) for name, q, _ in CODECS}
     ring = 0.0
     for g in groups.values():
-        xs = [np.load(g[r]).astype(np.float32).reshape(-1) for r in sorted(g)]
-        n = len(xs[0]) // 512 * 512
-        xs = [x[:n] for x in xs]
-        exact = np.sum([x.astype(np.float64) for x in xs], axis=0)
-        acc = bf16_nearest(xs[0])
-        for x in xs[1:]:
-            acc = bf16_nearest(acc + bf16_nearest(x))
-        ring += float(np.sum((acc - exact) ** 2))
+        xs, n, exact, ring_sq = one_call(g)
+        ring += ring_sq
         for (name, q, bits), (label, block, rot_block, two_level), rot, k in keys:
             signs = rng.choice(np.array([-1.0, 1.0], np.float32), size=rot_block)
             r = [hadamard_rotate(x, rot_block, signs) for x in xs] if rot else xs

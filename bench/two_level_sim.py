@@ -57,6 +57,35 @@ def two_level(x, block, sub, search=False):
     return best.reshape(-1)
 
 
+def operand_groups(description):
+    """The command line's folder of dumped operands (equarx-gemma3 eval --dump-activations) and
+    its {call name: {rank: .npy path}}; a usage error if it holds none."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("activations", help="a folder of equarx-gemma3 eval --dump-activations files")
+    act_dir = parser.parse_args().activations
+    groups = {}
+    for path in sorted(glob.glob(os.path.join(act_dir, "*_rank*.npy"))):
+        m = re.match(r"(.*)_rank(\d+)\.npy$", os.path.basename(path))
+        groups.setdefault(m.group(1), {})[int(m.group(2))] = path
+    if not groups:
+        parser.error(f"no *_rank*.npy operands in {act_dir}")
+    return act_dir, groups
+
+
+def one_call(g):
+    """The ranks' f32 operands of one call (cut to a multiple of 512 values), their count, the
+    exact f64 sum and the squared error of the bf16 ring model (inputs rounded to bf16, every
+    partial sum rounded to bf16)."""
+    xs = [np.load(g[r]).astype(np.float32).reshape(-1) for r in sorted(g)]
+    n = len(xs[0]) // 512 * 512
+    xs = [x[:n] for x in xs]
+    exact = np.sum([x.astype(np.float64) for x in xs], axis=0)
+    acc = bf16_nearest(xs[0])
+    for x in xs[1:]:
+        acc = bf16_nearest(acc + bf16_nearest(x))
+    return xs, n, exact, float(np.sum((acc - exact) ** 2))
+
+
 def bytes_per_value(block, sub):
     return 1 + 2 / block + 0.5 / sub
 
@@ -75,27 +104,13 @@ CONFIGS = [
 
 
 def main():
-    parser = argparse.ArgumentParser(description="two_shot int8 two-level variants on dumped operands")
-    parser.add_argument("activations", help="a folder of equarx-gemma3 eval --dump-activations files")
-    act_dir = parser.parse_args().activations
-    groups = {}
-    for path in sorted(glob.glob(os.path.join(act_dir, "*_rank*.npy"))):
-        m = re.match(r"(.*)_rank(\d+)\.npy$", os.path.basename(path))
-        groups.setdefault(m.group(1), {})[int(m.group(2))] = path
-    if not groups:
-        parser.error(f"no *_rank*.npy operands in {act_dir}")
+    act_dir, groups = operand_groups("two_shot int8 two-level variants on dumped operands")
     rng = np.random.default_rng(1)
     err = {label: 0.0 for label, *_ in CONFIGS}
     ring = 0.0
     for g in groups.values():
-        xs = [np.load(g[r]).astype(np.float32).reshape(-1) for r in sorted(g)]
-        n = len(xs[0]) // 512 * 512
-        xs = [x[:n] for x in xs]
-        exact = np.sum([x.astype(np.float64) for x in xs], axis=0)
-        acc = bf16_nearest(xs[0])
-        for x in xs[1:]:
-            acc = bf16_nearest(acc + bf16_nearest(x))
-        ring += float(np.sum((acc - exact) ** 2))
+        xs, n, exact, ring_sq = one_call(g)
+        ring += ring_sq
         for label, rot, rs, ag in CONFIGS:
             signs = rng.choice(np.array([-1.0, 1.0], np.float32), size=rot)
             r = [hadamard_rotate(x, rot, signs) for x in xs]

@@ -13,8 +13,9 @@
 // integer registers, so that no load reads back a store of a different size. Where a vector
 // does not start on a group or is shorter than one (int5 on 4-lane targets such as SSE4, and
 // the SCALAR target) each code goes through the reference's bit-exact store and load, in
-// increasing element order (the order the pipeline stores in). A block size whose blocks do not start on a whole byte
-// (block * bits not a multiple of 8; never one the library ships) runs the reference.
+// increasing element order (the order the pipeline stores in). A block size whose blocks do
+// not start on a whole byte (block * bits not a multiple of 8; never one the library ships)
+// runs the reference.
 #include <bit>
 #include <cstring>
 #include <type_traits>
@@ -42,7 +43,6 @@ struct PackedFmt : internal::RowConstants<kF> {
   static constexpr unsigned kBits = BlockInfoOf(kF)->bits;
   static constexpr int kQInt = int(BlockInfoOf(kF)->q);
   static constexpr size_t kGroup = kBits == 6 ? 4 : 8;  // codes per whole number of bytes
-  static constexpr size_t kGroupBytes = kGroup * kBits / 8;
   static_assert(kBits == 6 || kBits == 5, "int6 or int5");
   static constexpr size_t kMaxN = hn::MaxLanes(DF());
   // The vector path: whole groups of codes in one vector of N code bytes (int6 from 4 lanes,
@@ -65,8 +65,10 @@ struct PackedFmt : internal::RowConstants<kF> {
     return kBits == 6 ? k6 : k5;
   }
   static HWY_INLINE const uint8_t* UnpackIndex() {  // 0x80: a zero byte
-    static constexpr uint8_t k6[16] = {0, 1, 2, 0x80, 3, 4, 5, 0x80, 6, 7, 8, 0x80, 9, 10, 11, 0x80};
-    static constexpr uint8_t k5[16] = {0, 1, 2, 3, 4, 0x80, 0x80, 0x80, 5, 6, 7, 8, 9, 0x80, 0x80, 0x80};
+    static constexpr uint8_t k6[16] = {0, 1, 2, 0x80, 3, 4,  5,  0x80,
+                                       6, 7, 8, 0x80, 9, 10, 11, 0x80};
+    static constexpr uint8_t k5[16] = {0, 1, 2, 3, 4, 0x80, 0x80, 0x80,
+                                       5, 6, 7, 8, 9, 0x80, 0x80, 0x80};
     return kBits == 6 ? k6 : k5;
   }
   // N codes from element i. Vector path: the codes' low bits as N bytes, then pairs of
@@ -88,12 +90,15 @@ struct PackedFmt : internal::RowConstants<kF> {
       const hn::Repartition<uint32_t, DU8> d32;
       const auto e = hn::DemoteTo(d8, hn::And(q, hn::Set(DI(), (1 << kBits) - 1)));
       const auto w = hn::BitCast(d16, e);
-      const auto t = hn::Or(hn::And(w, hn::Set(d16, (1u << kBits) - 1)),
-                            hn::And(hn::ShiftRight<8 - kBits>(w), hn::Set(d16, ((1u << kBits) - 1) << kBits)));
+      constexpr uint16_t k1 = (1u << kBits) - 1;  // one code
+      const auto t = hn::Or(hn::And(w, hn::Set(d16, k1)),
+                            hn::And(hn::ShiftRight<8 - kBits>(w),
+                                    hn::Set(d16, uint16_t(k1 << kBits))));
       const auto u = hn::BitCast(d32, t);
       constexpr uint32_t k2 = (1u << (2 * kBits)) - 1;  // two codes
       auto v = hn::BitCast(d8, hn::Or(hn::And(u, hn::Set(d32, k2)),
-                                      hn::And(hn::ShiftRight<16 - 2 * kBits>(u), hn::Set(d32, k2 << (2 * kBits)))));
+                                      hn::And(hn::ShiftRight<16 - 2 * kBits>(u),
+                                              hn::Set(d32, k2 << (2 * kBits)))));
       if constexpr (kBits == 5) {
         const DGroup5 d64;
         const auto x = hn::BitCast(d64, v);
@@ -101,12 +106,11 @@ struct PackedFmt : internal::RowConstants<kF> {
         v = hn::BitCast(d8, hn::Or(hn::And(x, hn::Set(d64, k4)),
                                    hn::And(hn::ShiftRight<12>(x), hn::Set(d64, k4 << 20))));
       }
-      StoreBytes<kMaxN>(hn::TableLookupBytes(v, hn::LoadU(d8, PackIndex())), codes + i * kBits / 8);
+      StoreBytes<kMaxN>(hn::TableLookupBytes(v, hn::LoadU(d8, PackIndex())),
+                        codes + i * kBits / 8);
     }
 #endif
   }
-  // The kNB * kBits / 8 bytes at p (the groups' own bytes, never more) as a vector of kNB
-  // bytes, through integer registers (no store to memory that a wider load would read back).
   // kN (<= 8) little-endian bytes at p as one word, and back: whole-size pieces of 4, 2 and 1
   // bytes, each one load or store (a partial copy into a wider variable would store it in
   // pieces and read it back whole, which stalls the load).
@@ -155,13 +159,16 @@ struct PackedFmt : internal::RowConstants<kF> {
       const hn::Simd<uint64_t, 2, 0> d;
       const auto w = hn::BitCast(d, v);
       StoreWord<8>(hn::GetLane(w), p);
-      StoreWord<kBytes - 8>(hn::GetLane(hn::UpperHalf(hn::Simd<uint64_t, 1, 0>(), w)), p + 8);
+      StoreWord<kBytes - 8>(hn::GetLane(hn::UpperHalf(hn::Simd<uint64_t, 1, 0>(), w)),
+                            p + 8);
     } else if constexpr (kNB == 8) {
       StoreWord<kBytes>(hn::GetLane(hn::BitCast(hn::Simd<uint64_t, 1, 0>(), v)), p);
     } else {
       StoreWord<kBytes>(hn::GetLane(hn::BitCast(hn::Simd<uint32_t, 1, 0>(), v)), p);
     }
   }
+  // The kNB * kBits / 8 bytes at p (the groups' own bytes, never more) as a vector of kNB
+  // bytes, through integer registers.
   template <size_t kNB>
   static HWY_INLINE hn::Vec<hn::Simd<uint8_t, kNB, 0>> LoadBytes(const uint8_t* p) {
     constexpr size_t kBytes = kNB * kBits / 8;
@@ -190,7 +197,8 @@ struct PackedFmt : internal::RowConstants<kF> {
       const DU8 d8;
       const hn::Repartition<uint16_t, DU8> d16;
       const hn::Repartition<uint32_t, DU8> d32;
-      auto v = hn::TableLookupBytesOr0(LoadBytes<kMaxN>(codes + i * kBits / 8), hn::LoadU(d8, UnpackIndex()));
+      auto v = hn::TableLookupBytesOr0(LoadBytes<kMaxN>(codes + i * kBits / 8),
+                                       hn::LoadU(d8, UnpackIndex()));
       if constexpr (kBits == 5) {
         const DGroup5 d64;
         const auto x = hn::BitCast(d64, v);
@@ -201,7 +209,8 @@ struct PackedFmt : internal::RowConstants<kF> {
       const auto u = hn::BitCast(d32, v);
       constexpr uint32_t k2 = (1u << (2 * kBits)) - 1;
       const auto t = hn::BitCast(d16, hn::Or(hn::And(u, hn::Set(d32, k2)),
-                                             hn::And(hn::ShiftLeft<16 - 2 * kBits>(u), hn::Set(d32, k2 << 16))));
+                                             hn::And(hn::ShiftLeft<16 - 2 * kBits>(u),
+                                                     hn::Set(d32, k2 << 16))));
       constexpr uint16_t k1 = (1u << kBits) - 1;
       const auto w = hn::Or(hn::And(t, hn::Set(d16, k1)),
                             hn::And(hn::ShiftLeft<8 - kBits>(t), hn::Set(d16, uint16_t(k1 << 8))));

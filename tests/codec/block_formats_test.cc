@@ -1,8 +1,8 @@
-// Tests of the scalar reference of the int6, int5, int4 and fp8 (e4m3, e5m2) block formats, of
-// stochastic rounding (reproducible, segment-cut independent, unbiased where nearest-even is
-// biased) and of the opt-in telemetry: round-trip bounds, code packing, saturation, NaN/Inf in flagged
-// blocks, the e4m3 conversion against a brute-force oracle, and the worked examples of
-// docs/wire_format.md byte for byte.
+// Tests of the scalar reference of the integer (int8, int6, int5, int4) and fp8 (e4m3, e5m2)
+// block formats, of stochastic rounding (reproducible, segment-cut independent, unbiased where
+// nearest-even is biased) and of the opt-in telemetry: round-trip bounds, code packing,
+// saturation, NaN/Inf in flagged blocks, the e4m3 conversion against a brute-force oracle, and
+// the worked examples of docs/wire_format.md byte for byte.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,8 +86,10 @@ TEST(IntReference, PackedCodesAreALowBitsFirstBitString) {
       std::vector<uint8_t> want((n * row.bits + 7) / 8, 0);
       for (size_t i = 0; i < n; ++i) {
         const uint32_t code = uint32_t(int32_t(x[i])) & ((1u << row.bits) - 1u);
-        for (unsigned k = 0; k < row.bits; ++k)
-          if (code >> k & 1u) want[(i * row.bits + k) / 8] |= uint8_t(1u << ((i * row.bits + k) % 8));
+        for (unsigned k = 0; k < row.bits; ++k) {
+          const size_t bit = i * row.bits + k;  // of the code part, low bits first
+          if (code >> k & 1u) want[bit / 8] |= uint8_t(1u << (bit % 8));
+        }
       }
       const WireSpec spec{f, B};
       const size_t nb = (n + B - 1) / B;
