@@ -14,7 +14,7 @@
 // with outlier channels, integer-valued), section 3 over world sizes 2..16, on smaller
 // tensors (`--sweep-size`, 1M elements). Every row also reports relative RMS, max |error|
 // and wire bytes per rank against the bf16 ring.
-// Section 4 runs every codec (`--codec`, default all: int8, int4, fp8_e4m3, fp8_e5m2) x rounding
+// Section 4 runs every codec (`--codec`, default all of the library's codec table) x rounding
 // (`--rounding`: nearest, stochastic with seed `--seed`) x algorithm (`--algo`) x phases
 // (`--phases`) in the Table I setting, with each rank's encode telemetry. Section 5 measures
 // error feedback: `--feedback-calls` K repeated calls on the same inputs, the MSE of one call
@@ -192,7 +192,7 @@ class Runner {
                std::to_string(s_.size) + " bf16 N(0,1) values, block " + std::to_string(s_.block));
     rep_->Line();
     rep_->Line("The Table I setting for every wire codec; `stochastic` rounding uses seed " +
-               std::to_string(s_.seed) + " (int8 and int4 only). MSE against bf16(exact sum) as in "
+               std::to_string(s_.seed) + " (integer codecs only). MSE against bf16(exact sum) as in "
                "section 1. Telemetry (opt-in per call, `AllReduceExtras::stats`): `est. rel RMS` is "
                "rank 0's estimate of the relative RMS error of its own encodes (from the block scales, "
                "no reference needed), `clipped` the values whose scaled magnitude came out above the code range "
