@@ -7,11 +7,11 @@
 //
 // Formats: kRawF32, kRawBF16 and kRawF16 (the unquantized wires), kRawE5M2 (the paper's
 // naive fp8 cast, no scale), and one block format per row of block_formats.inc (kInt8Block,
-// kInt4Block, kFp8E4M3Block, kFp8E5M2Block, kInt6Block, kInt5Block): [nb scales][codes], each scale stored as
-// WireSpec::scale says (f32, bf16 or two-level) and each code rounded as WireSpec::rounding
-// says. docs/wire_format.md is the byte-exact specification: encoding and decoding, non-finite
-// values, the NaN and same-type rules, stochastic rounding's hash, and worked examples that
-// tests check against the scalar reference (namespace ref).
+// kInt4Block, kFp8E4M3Block, kFp8E5M2Block, kInt6Block, kInt5Block): [nb scales][codes],
+// each scale stored as WireSpec::scale says (f32, bf16 or two-level) and each code rounded as
+// WireSpec::rounding says. docs/wire_format.md is the byte-exact specification: encoding and
+// decoding, non-finite values, the NaN and same-type rules, stochastic rounding's hash, and
+// worked examples that tests check against the scalar reference (namespace ref).
 //
 // Arithmetic is fixed: f32 multiplies and adds in this order, never fused (the project builds
 // with -ffp-contract=off), so the scalar reference (namespace ref) and every SIMD target give

@@ -2,9 +2,8 @@
 //
 // Each entry point picks the format's row of the kernel table (internal::BlockKernelsOf:
 // int8_block.cc, int4_block.cc, packed_block.cc for int6/int5, fp8_block.cc for e4m3/e5m2) or
-// raw.cc; each is a Highway
-// foreach_target unit with its own dispatch tables. Identity conversions (a raw wire of
-// the caller's own dtype) are plain bit copies, as in the reference.
+// raw.cc; each is a Highway foreach_target unit with its own dispatch tables. Identity
+// conversions (a raw wire of the caller's own dtype) are plain bit copies, as in the reference.
 //
 // Target control: Highway 1.0.3 chooses the target from hwy::SupportedTargets(), which
 // hwy::SetSupportedTargetsForTest can mock. ForceTarget sets that mock and re-runs the

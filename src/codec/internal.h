@@ -2,12 +2,12 @@
 //
 // The translation units of the codec call each other through these: reference.cc and
 // reference_block.cc (the scalar specification, also used by the SIMD units for tails and for
-// the rare blocks holding NaN/Inf, so those are identical by definition), int8_block.cc
-// int4_block.cc, packed_block.cc (int6 + int5), fp8_block.cc (e4m3 + e5m2) and raw.cc (SIMD, Highway foreach_target units)
-// and dispatch.cc (the public entry points). Also here, inline so that the reference and every
-// SIMD target share one definition: what each block format's row of the table
-// (block_formats.inc) implies (parameters, code bytes, kernel row), the counter-based hash of
-// stochastic rounding and the per-block telemetry model.
+// the rare blocks holding NaN/Inf, so those are identical by definition), int8_block.cc,
+// int4_block.cc, packed_block.cc (int6 + int5), fp8_block.cc (e4m3 + e5m2) and raw.cc (SIMD,
+// Highway foreach_target units) and dispatch.cc (the public entry points). Also here, inline
+// so that the reference and every SIMD target share one definition: what each block format's
+// row of the table (block_formats.inc) implies (parameters, code bytes, kernel row), the
+// counter-based hash of stochastic rounding and the per-block telemetry model.
 #pragma once
 
 #include <bit>
