@@ -39,7 +39,8 @@ for g in links:
                 steps.append(("from %s " % size(int(r["size_bytes"])) if steps else "") + prev)
         lines.append("| %s Gbit/s | %d | %s |" % (g, hosts, ", ".join(steps)))
 lines += ["", "One rank per host, 50 us a step, the built-in kernel rates and one codec thread; "
-          "every size from 16 B to 16 GiB. Build of %s; rows in `bench/results/model/auto_*gbit.csv`." % commit]
+          "every size from 16 B to 16 GiB; rows in `bench/results/model/auto_*gbit.csv`.",
+          "", "Provenance: build of %s." % commit]
 table = "\n".join(lines)
 open(f"{out}/auto_choices.md", "w").write(table + "\n")
 doc = open("docs/scale.md").read()

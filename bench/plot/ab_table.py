@@ -74,8 +74,7 @@ def main():
     env = env_of(os.path.join(res, "env.txt"))
     before = env.get("before", "?")
     text = [generated_line(f"`{env.get('command', 'bash bench/ab_speed.sh')}`", PLOT, env), "",
-            f"The `before` build is commit {before[:7]}{' (+ uncommitted changes)' if 'uncommitted' in before else ''}. "
-            "Kernels: GB/s of f32-equivalent input, single thread, median of 5, each SIMD target forced "
+            "The `before` build is an earlier revision (provenance below). Kernels: GB/s of f32-equivalent input, single thread, median of 5, each SIMD target forced "
             "in turn, the builds one after the other (`kernels_<side>_<TARGET>.json`):", ""]
     text += kernels_table(res)
     text += ["", "**4 emulated hosts at 1 Gbit/s**, one rank each, f32 data, equarx's TCP data path, the "
@@ -83,6 +82,8 @@ def main():
              "call's pick at these sizes, `ring` the unquantized ring; the median over launches of "
              "each launch's time (equarx-perf's median of its repetitions):", ""]
     text += netem_table(res)
+    text += ["", f"Provenance: the `before` build: commit {before[:7]}"
+             f"{' (+ uncommitted changes)' if 'uncommitted' in before else ''}."]
     emit("\n".join(text), splice, "ab_speed")
 
 

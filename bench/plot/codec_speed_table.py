@@ -202,6 +202,12 @@ def packed_netem(res):
     return out
 
 
+def netem_provenance(nenv):
+    """The provenance line of a results directory's 1 Gbit/s run (its netem_1gbit_h4/env.txt)."""
+    return (f"Provenance: `netem_1gbit_h4/`: {nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, "
+            f"{nenv.get('kernel', '?')}.")
+
+
 def env_of(path):
     if not os.path.exists(path):
         return {}
@@ -281,15 +287,16 @@ def main():
     res = args[1] if len(args) > 1 else mode["dir"]
     env = env_of(os.path.join(res, mode["env"]))
     if args[0] == "fused":
-        before = (f" The `before` columns are a build of commit {env['before'][:7]}"
-                  f"{' (+ uncommitted changes)' if 'uncommitted' in env['before'] else ''}, run "
-                  "target by target just before this build's (`before/codec_<TARGET>.json`)."
-                  if "before" in env else "")
+        before = (" The `before` columns are an earlier build (provenance below), run target by "
+                  "target just before this build's (`before/codec_<TARGET>.json`)." if "before" in env else "")
         text = [generated_line(f"`{mode['script']}`", PLOT, env),
                 "",
                 "GB/s of f32-equivalent input, single thread, medians of the run's repetitions, "
                 "each SIMD target forced in turn (`codec_<TARGET>.json`); in brackets the share of "
                 "memcpy of the same size in the same run." + before, ""] + fused_kernels(res)
+        if "before" in env:
+            text += ["", f"Provenance: the `before` columns: build of commit {env['before'][:7]}"
+                     f"{' (+ uncommitted changes)' if 'uncommitted' in env['before'] else ''}."]
         return emit("\n".join(text), splice, mode["marker"])
     if args[0] == "packed":
         nenv = env_of(os.path.join(res, "netem_1gbit_h4", "env.txt"))
@@ -300,10 +307,9 @@ def main():
         net = packed_netem(res)
         if net:
             text += ["", "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, bf16 data, "
-                     "B = 128 with f32 or two-level scales and the rotation, median of 5 (`netem_1gbit_h4/`: "
-                     f"{nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, {nenv.get('kernel', '?')}); "
+                     "B = 128 with f32 or two-level scales and the rotation, median of 5 (`netem_1gbit_h4/`); "
                      "speedup = the bf16 ring's time / this row's, bytes ratio = the ring's wire bytes / "
-                     "this row's:", ""] + net
+                     "this row's:", ""] + net + ["", netem_provenance(nenv)]
         return emit("\n".join(text), splice, mode["marker"])
     text = [generated_line(f"`{mode['script']}`", PLOT, env),
             "",
@@ -318,9 +324,8 @@ def main():
     if net:
         nenv = env_of(os.path.join(res, "netem_1gbit_h4", "env.txt"))
         text += ["", "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, "
-                 f"{mode['net_text']}, median of 5 "
-                 f"(`netem_1gbit_h4/`: {nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, "
-                 f"{nenv.get('kernel', '?')}); speedup = the bf16 ring's time / this row's:", ""] + net
+                 f"{mode['net_text']}, median of 5 (`netem_1gbit_h4/`); speedup = the bf16 ring's time / "
+                 "this row's:", ""] + net + ["", netem_provenance(nenv)]
     emit("\n".join(text), splice, mode["marker"])
 
 

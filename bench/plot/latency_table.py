@@ -144,9 +144,9 @@ def main():
     if sweep:
         senv = env_of(os.path.join(res, "sweep", "small", "env.txt"))
         t, met, total = sweep_table(index(sweep))
-        text += [f"**Every power of two, 4 hosts at 1 Gbit/s, f32** (`sweep/`: "
-                 f"{senv.get('date', '?')}, commit {senv.get('commit', '?')[:7]}; fastest peer / equarx "
+        text += [f"**Every power of two, 4 hosts at 1 Gbit/s, f32** (`sweep/`; fastest peer / equarx "
                  f"above 1 means equarx's default call is the fastest): {met} of {total} sizes met.", ""] + t
+        text += ["", f"Provenance: `sweep/`: {senv.get('date', '?')}, commit {senv.get('commit', '?')[:7]}."]
     emit("\n".join(text).rstrip() + "\n", splice, "latency")
 
 

@@ -42,9 +42,13 @@ def times(path):
 
 
 def named(run):
-    """`rows` and the commit its env file names."""
-    rows, env = run
-    return "`bench/results/%s`, %s" % (rows, env_of(os.path.join(RES, env)).get("commit", "?")[:7])
+    """`rows`, the run's raw rows."""
+    return "`bench/results/%s`" % run[0]
+
+
+def commit_of(run):
+    """The commit the run's env file names."""
+    return env_of(os.path.join(RES, run[1])).get("commit", "?")[:7]
 
 
 def table():
@@ -69,7 +73,9 @@ def table():
     head = ("Speedup over the bf16 ring in the same launch, rotation none (%s; %s) and the "
             "default rotation (%s; %s); ratio = default / none." % (
                 named(RUNS[4][0]), named(RUNS[8][0]), named(RUNS[4][1]), named(RUNS[8][1])))
-    return head + "\n\n" + "\n".join(lines)
+    prov = "Provenance: rotation none: %s (H = 4), %s (H = 8); default rotation: %s (H = 4), %s (H = 8)." % (
+        commit_of(RUNS[4][0]), commit_of(RUNS[8][0]), commit_of(RUNS[4][1]), commit_of(RUNS[8][1]))
+    return head + "\n\n" + "\n".join(lines) + "\n\n" + prov
 
 
 def main():

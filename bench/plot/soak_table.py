@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The soak's results (docs/reliability.md, "Soak") from the raw files of bench/soak.sh runs:
 a row per run (its seed, calls, mismatches, elements outside the bound, refusals, RSS growth,
-time, verdict, commit), the distinct random calls they add up to, the per-rank figures and the
-command. A run is named by its files' common prefix, e.g.
+time, verdict), a provenance line (each run's build), the distinct random calls they add up to,
+the per-rank figures and the command. A run is named by its files' common prefix, e.g.
 bench/results/reliability/soak/calls20000_seed1_max64M_41b3b84 (.log, .jsonl, _env.txt).
 Runs with the same seed and settings ran the same calls: they count once among the distinct
 calls. With --splice FILE it replaces the text between <!-- generated:soak:begin --> and
@@ -45,8 +45,8 @@ def main():
     out = ["<!-- written by bench/soak.sh (bench/plot/soak_table.py) from the raw files named "
            "below; do not edit by hand -->",
            "| seed | random calls | mismatched | elements outside the bound (checked) | refused "
-           "| RSS growth after warm-up, trimmed (raw) | time | result | commit |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| RSS growth after warm-up, trimmed (raw) | time | result |",
+           "|---|---|---|---|---|---|---|---|"]
     distinct = {}
     for r in runs:
         h, s = r["head"], r["summ"]
@@ -56,10 +56,11 @@ def main():
             f"{s['warmup_phase1_failures']} failed) | **{s['mismatched']}** | **{s['outside_bound']}** "
             f"({s['checked_elements']:,} of {s['elements']:,}) | {s['refused']} ({s['bad_refusals']} disagreeing) "
             f"| **{s['growth_pct']:+.3f}%** ({judged}; raw {s.get('raw_growth_pct', float('nan')):+.3f}%) "
-            f"| {s['seconds']:.0f} s | {'**pass**' if s['pass'] else '**FAIL**'} (exit status {r['rc']}) "
-            f"| `{r['env'].get('commit', '?')[:7]}` |")
+            f"| {s['seconds']:.0f} s | {'**pass**' if s['pass'] else '**FAIL**'} (exit status {r['rc']}) |")
         distinct[(h["seed"], h["max_bytes"], h["ranks"])] = max(
             s["calls"], distinct.get((h["seed"], h["max_bytes"], h["ranks"]), 0))
+    out += ["", "Provenance: " + "; ".join(f"seed {r['head']['seed']}: build of {r['env'].get('commit', '?')[:7]}"
+                                          for r in runs) + "."]
     seeds = sorted({r["head"]["seed"] for r in runs})
     out += ["", f"Distinct random calls: **{sum(distinct.values()):,}** from {len(seeds)} seed"
             f"{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))}) in {len(runs)} run"
