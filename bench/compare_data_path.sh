@@ -52,8 +52,10 @@ dates = sorted(e[0] for e in envs)
 commits = sorted({e[1] for e in envs})
 loads = sorted(float(e[2]) for e in envs if e[2] != "?")
 lines.append("")
-lines.append(f"Runs {dates[0]} … {dates[-1]}, build of {', '.join(commits)}, "
-             f"1-minute load at the launches' start {loads[0]:.1f}–{loads[-1]:.1f}.")
+lines.append(f"Runs {dates[0]} … {dates[-1]}, 1-minute load at the launches' start "
+             f"{loads[0]:.1f}–{loads[-1]:.1f}.")
+lines.append("")
+lines.append(f"Provenance: build of {', '.join(commits)}.")
 print("\n".join(lines))
 PY
 )

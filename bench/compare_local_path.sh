@@ -53,7 +53,11 @@ for np_ in (2, 4):
         lines.append(f"| {np_} | {size >> 20}M | {name} | {s:.1f} | {h:.1f} | {m:.1f} | {p:.1f} | {s / h:.2f}x | {p / h:.2f}x |")
 env = open(f"{res}/env.txt").read()
 lines.append("")
-lines.append("Run: " + " · ".join(l for l in env.splitlines()[:3]) + ". Each cell: the better of two runs' medians.")
+head = env.splitlines()[:3]
+lines.append("Run: " + " · ".join(l for l in head if not l.startswith("commit:")) +
+             ". Each cell: the better of two runs' medians.")
+lines.append("")
+lines.append("Provenance: " + " · ".join(l for l in head if l.startswith("commit:")) + ".")
 print("\n".join(lines))
 PY
 )
