@@ -17,7 +17,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from codec_speed_table import emit, split_option, split_splice  # noqa: E402
+from codec_speed_table import emit, option, split_option, split_splice  # noqa: E402
 
 
 def load(res):
@@ -81,8 +81,9 @@ def plot(by_tp, png):
     for ax, tp in zip(axes[0], tps):
         rows = by_tp[tp]
         bf16 = next(r for r in rows if is_ring(r, "bf16"))
-        for codec in ("int8", "int6", "int5", "int4", "fp8_e4m3"):
-            pts = [r for r in rows if r["algo"] != "ring" and f" {codec} " in r["config"]]
+        quantized = [r for r in rows if r["algo"] != "ring"]
+        for codec in dict.fromkeys(option(r, "codec") for r in quantized):
+            pts = [r for r in quantized if option(r, "codec") == codec]
             ax.scatter([r["wire_vs_bf16_ring"] for r in pts], [r["kl_mean"] / bf16["kl_mean"] for r in pts],
                        s=14, label=codec)
         f = front(rows)

@@ -26,6 +26,9 @@
 namespace equarx {
 namespace {
 
+// What stochastic rounding and two-level scales need (CodecTraits::integer).
+constexpr const char* kIntegerCodecs = "an integer codec (int8, int6, int5, int4)";
+
 constexpr EnumInfo kModes[] = {
     {int(ExecutionMode::kNormal), "normal", "the AllReduce"},
     {int(ExecutionMode::kWireOnly), "wire_only", "every message of the schedule, no codec work"},
@@ -305,7 +308,7 @@ Status CheckOptions(const AllReduceOptions& o) {
     }
   }
   if (o.rounding == Rounding::kStochastic && !SupportsStochasticRounding(o.codec))
-    return InvalidArgument("stochastic rounding needs an integer codec (int8, int6, int5, int4), not " +
+    return InvalidArgument("stochastic rounding needs " + std::string(kIntegerCodecs) + ", not " +
                            std::string(CodecName(o.codec)));
   if (o.inner == Algorithm::kHierarchical || o.inner == Algorithm::kNaiveFp8)
     return InvalidArgument("inner " + std::string(AlgorithmName(o.inner)) +
@@ -314,7 +317,7 @@ Status CheckOptions(const AllReduceOptions& o) {
   if (o.rotation == Rotation::kHadamard && o.algorithm == Algorithm::kNaiveFp8)
     return InvalidArgument("rotation hadamard needs a block-scaled codec; naive_fp8 has no scales");
   if (o.scale == ScaleFormat::kTwoLevel && !TraitsOf(o.codec).integer)
-    return InvalidArgument("scale two_level needs an integer codec (int8, int6, int5, int4), not " +
+    return InvalidArgument("scale two_level needs " + std::string(kIntegerCodecs) + ", not " +
                            std::string(CodecName(o.codec)));
   if (o.scale == ScaleFormat::kTwoLevel && o.block % 16 != 0)
     return InvalidArgument("scale two_level needs a block that is a multiple of 16, not " +
