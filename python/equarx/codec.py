@@ -119,10 +119,10 @@ class force_simd_target:
 def quantization_mse_bound(block_absmax, format="int8"):
     """Expected MSE of one round-to-nearest quantization of a block with absmax `a`
     (code spacing^2 / 12); a helper for tests and error budgets of the integer formats."""
-    levels = {"int8": 127, "int6": 31, "int5": 15, "int4": 7}
+    levels = dict(_core.integer_levels())  # the library's block format table
     q = levels.get(format[: -len("_block")] if format.endswith("_block") else format)
     if q is None:
-        raise InvalidArgumentError("bound known for the integer formats only (int8, int6, int5, int4)")
+        raise InvalidArgumentError("bound known for the integer formats only (" + ", ".join(levels) + ")")
     return (block_absmax / q) ** 2 / 12.0
 
 

@@ -37,9 +37,31 @@ def test_round_trip_error_bound(fmt, dtype, rng):
     absmax = np.abs(ref.reshape(-1)[: 5000 // 128 * 128].reshape(-1, 128)).max(axis=1)
     err = np.abs(y[: absmax.size * 128].reshape(-1, 128) - ref[: absmax.size * 128].reshape(-1, 128))
     # Worst relative step of any format here: int4 (1/7 of absmax per code, half a step).
-    bound = {"int8_block": 0.5 / 127, "int4_block": 0.5 / 7, "fp8_e4m3_block": 1 / 16,
-             "fp8_e5m2_block": 1 / 8}.get(fmt, 0.5)
+    bound = {"int8_block": 0.5 / 127, "int6_block": 0.5 / 31, "int5_block": 0.5 / 15,
+             "int4_block": 0.5 / 7, "fp8_e4m3_block": 1 / 16, "fp8_e5m2_block": 1 / 8}[fmt]
     assert np.all(err <= absmax[:, None] * bound * 1.0001 + 1e-30)
+
+
+@pytest.mark.parametrize("fmt,q", [("int8", 127), ("int6", 31), ("int5", 15), ("int4", 7)])
+def test_quantization_mse_bound_is_the_step_squared_over_12(fmt, q, rng):
+    """The helper's value from its definition, and the measured MSE of uniform data against it."""
+    assert codec.quantization_mse_bound(3.1, fmt) == pytest.approx((3.1 / q) ** 2 / 12, rel=1e-15)
+    assert codec.quantization_mse_bound(3.1, fmt + "_block") == codec.quantization_mse_bound(3.1, fmt)
+    x = rng.uniform(-1, 1, 128 * 400).astype(np.float32)
+    y = equarx.decode(equarx.encode(x, fmt, block=128), x.shape, fmt, block=128, dtype=np.float32)
+    absmax = np.abs(x.reshape(-1, 128)).max(axis=1)
+    mse = ((y - x).reshape(-1, 128) ** 2).mean(axis=1)
+    # Uniform data: the rounding error is uniform over a step, so the MSE is step^2 / 12. The
+    # squared error of one value then has a relative standard deviation of sqrt(12^2/80 - 1) =
+    # 0.894; the tolerance is 5 standard errors of the mean of all values, plus the bias of each
+    # block's absmax element, which is coded exactly (1 of 128).
+    tol = 5 * 0.894 / np.sqrt(x.size) + 1 / 128
+    assert np.mean(mse / codec.quantization_mse_bound(absmax, fmt)) == pytest.approx(1.0, abs=tol)
+
+
+def test_quantization_mse_bound_refuses_a_float_format():
+    with pytest.raises(equarx.InvalidArgumentError, match="integer formats only"):
+        codec.quantization_mse_bound(1.0, "fp8_e4m3")
 
 
 @pytest.mark.parametrize("fmt", equarx.formats())

@@ -62,6 +62,13 @@ void BindCodec(nb::module_& m) {
       if (KnownFormat(id)) v.emplace_back(id, codec::FormatName(codec::Format(id)));
     return v;
   });
+  // The integer block formats' code range q (their rows of the block format table), by name.
+  m.def("integer_levels", [] {
+    std::vector<std::tuple<std::string, int>> v;
+    for (const codec::BlockFormatInfo& r : codec::kBlockFormats)
+      if (r.mbits == 0) v.emplace_back(std::string(CodecName(r.codec)), int(r.q));
+    return v;
+  });
   m.def("wire_bytes",
         [](int format, size_t block, size_t n) { return codec::WireBytes(Spec(format, block, 0, 0, 0, 0), n); },
         nb::arg("format"), nb::arg("block"), nb::arg("n"));
