@@ -82,7 +82,7 @@ HWY_AFTER_NAMESPACE();
 namespace equarx::codec {
 
 // An odd block size runs the reference (see the top comment).
-#define EQUARX_INT4_ODD_BLOCK(spec) ((spec).block & 1u)
+#define EQUARX_INT4_ODD_BLOCK(spec) (!internal::BlocksStartOnBytes(spec))
 EQUARX_BLOCK_FORMAT_EXPORTS(Int4, EQUARX_INT4_ODD_BLOCK)
 
 }  // namespace equarx::codec

@@ -169,6 +169,11 @@ inline void ScaleAndInverse(float a, float q, ScaleIo io, float* s, float* inv) 
 
 /// Bytes of the code part of a segment of n elements (after the nb scales).
 inline size_t CodeBytes(Format f, size_t n) { return (n * ParamsOf(f).bits + 7) / 8; }
+/// Whether every block of a segment starts on a whole byte of codes (block * bits a multiple
+/// of 8). The SIMD units of the sub-byte formats run the reference where not.
+inline bool BlocksStartOnBytes(const WireSpec& spec) {
+  return spec.block * ParamsOf(spec.format).bits % 8 == 0;
+}
 
 // ---- Stochastic rounding: counter-based random bits -----------------------------------------
 inline uint64_t Mix64(uint64_t z) {  // the splitmix64 finaliser

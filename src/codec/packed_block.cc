@@ -248,8 +248,7 @@ HWY_AFTER_NAMESPACE();
 namespace equarx::codec {
 
 // Blocks that do not start on a whole byte of codes run the reference (see the top comment).
-#define EQUARX_PACKED_UNALIGNED(spec) \
-  ((spec).block * internal::ParamsOf((spec).format).bits % 8 != 0)
+#define EQUARX_PACKED_UNALIGNED(spec) (!internal::BlocksStartOnBytes(spec))
 EQUARX_BLOCK_FORMAT_EXPORTS(Packed, EQUARX_PACKED_UNALIGNED)
 
 }  // namespace equarx::codec
