@@ -103,6 +103,8 @@ def plot(by_tp, png):
 def main():
     args, splice = split_splice(sys.argv[1:])
     args, png = split_option(args, "--png", "a file")
+    if len(args) > 1 or any(a.startswith("-") for a in args):
+        sys.exit("usage: gemma3_quality_table.py [RESULTS_DIR] [--splice FILE] [--png FILE]")
     res = args[0] if args else "bench/results/gemma3_quality"
     by_tp = load(res)
     out = []
