@@ -2,7 +2,9 @@
 // integer block formats (per-target header; included by codec/block_dae-inl.h after
 // codec/block_simd-inl.h, whose loads, scales and code ops it uses).
 //
-// Encode, per full block of B elements (B a multiple of 16):
+// Encode, per full block of B elements (B a multiple of 16; blocks of a multiple of 8N go in
+// runs of up to 4096 elements, each stage below over the whole run before the next, so that the
+// blocks' chains overlap; DecodeAccumulateEncode sums a run into its tile first):
 //   pass 1  the block's max abs bits m (the integer max of block_simd-inl.h). m >= Inf bits:
 //           the block goes to the reference (RefEncodeBlock); m < tiny: zero scale, codes and
 //           multipliers; else the bf16 scale s and inv = 1 / s (ScaleAndInverse).
@@ -15,7 +17,8 @@
 //           Every operation is a lane-wise IEEE operation the reference also does, so every
 //           target gives the reference's bytes.
 // Decode / DecodeAccumulate: per vector, each lane's step from its sub-block's multiplier code
-// (SubStepBits, scalar per sub-block), then F::Decode as with one-level scales.
+// (looked up among the block's 16 steps, computed once per block with SubStepBits' operations,
+// Steps), then F::Decode as with one-level scales.
 // DecodeAccumulateEncode: the block's sums into a tile (DecodeAccumulate), then the encode of
 // the tile; the reference defines the fused kernel as exactly that composition.
 // The reference runs: a segment's last block when shorter than B, flagged blocks (element by
@@ -65,31 +68,41 @@ HWY_INLINE uint8_t NibblePair(V c) {
   return uint8_t(hn::GetLane(c) | (hn::GetLane(UpperHalf(hn::Half<hn::DFromV<V>>(), c)) << 4));
 }
 
-// The step of each lane of the group starting at element i of a block (i a multiple of
-// kTGroup) from the block's scale bits sb and the multiplier codes of its sub-blocks.
-HWY_INLINE VF GroupSteps(uint32_t sb, const uint8_t* subs, size_t k) {
-  const DF df;
-  const VF s0 = hn::Set(df, FloatOf(internal::SubStepBits(sb, internal::LoadSubCode(subs, k))));
-  if constexpr (kTLanes == 16) {
-    const VF s1 = hn::Set(df, FloatOf(internal::SubStepBits(sb, internal::LoadSubCode(subs, k + 1))));
-    return hn::IfThenElse(hn::FirstN(df, 8), s0, s1);
-  }
-  return s0;
-}
-
-// The 16 multipliers of a block with scale s: inv_k = 1 / (s * (c + 1) * 2^-4) for c = 0..15,
-// the reference's operations (one vector division on 16 lanes, or four on 4).
-struct Recips {
+// The 16 steps of a block with scale s, step_c = s * (c + 1) * 2^-4 for c = 0..15 (the
+// operations of internal::SubStepBits, in its order): the decoders look a sub-block's step up.
+struct Steps {
   HWY_ALIGN float v[16];
-  explicit Recips(float s) {
+  explicit Steps(float s) {
     const DF df;
     const VF vs = hn::Set(df, s), one = hn::Set(df, 1.0f), sixteenth = hn::Set(df, 0x1p-4f);
     for (size_t c = 0; c < 16; c += kTLanes) {
       const VF cp1 = hn::Add(hn::ConvertTo(df, hn::Iota(DI(), int32_t(c))), one);
-      hn::Store(hn::Div(one, hn::Mul(hn::Mul(vs, cp1), sixteenth)), df, v + c);
+      hn::Store(hn::Mul(hn::Mul(vs, cp1), sixteenth), df, v + c);
     }
   }
 };
+
+// Their reciprocals inv_c = 1 / step_c, the encoders' multipliers (one vector division on 16
+// lanes, or four on 4).
+struct Recips {
+  HWY_ALIGN float v[16];
+  explicit Recips(float s) {
+    const DF df;
+    const Steps st(s);
+    for (size_t c = 0; c < 16; c += kTLanes)
+      hn::Store(hn::Div(hn::Set(df, 1.0f), hn::Load(df, st.v + c)), df, v + c);
+  }
+};
+
+// The step of each lane of the group starting at element i of a block (i a multiple of
+// kTGroup), from the block's steps and the multiplier codes of its sub-blocks from k.
+HWY_INLINE VF GroupSteps(const Steps& st, const uint8_t* subs, size_t k) {
+  const DF df;
+  const VF s0 = hn::Set(df, st.v[internal::LoadSubCode(subs, k)]);
+  if constexpr (kTLanes == 16)
+    return hn::IfThenElse(hn::FirstN(df, 8), s0, hn::Set(df, st.v[internal::LoadSubCode(subs, k + 1)]));
+  return s0;
+}
 
 // Pass 2 of a finite block with scale s and inv = 1 / s: multipliers and codes.
 template <class F, class Load>
@@ -151,6 +164,20 @@ HWY_INLINE VI ChunkSubMax(Load load, size_t i) {
   return PairMax(PairMax(u3, u2), PairMax(u1, u0));
 }
 
+// The N multiplier codes of c (lanes of 0..15) as N / 2 bytes, lane 2j in the low nibble of
+// byte j: each u64 lane (codes 2j, 2j + 1 in its halves) folds its high half down by 28 bits
+// and keeps its low byte.
+// (A template, so that targets without 64-bit lanes, which never take the tree, never
+// instantiate it.)
+template <class V>
+HWY_INLINE void StoreNibblePairs(V c, uint8_t* out) {
+  const hn::Repartition<uint64_t, hn::DFromV<V>> d64;
+  const auto v = hn::BitCast(d64, c);
+  const auto packed = hn::Or(v, hn::ShiftRight<28>(v));
+  const hn::Rebind<uint8_t, decltype(d64)> d8;
+  hn::StoreU(hn::TruncateTo(d8, packed), d8, out);
+}
+
 template <class F, class Load>
 HWY_INLINE void TreeQuantize(Load load, size_t len, float s, float inv, const VI* submax,
                              uint8_t* subs, uint8_t* codes, size_t first) {
@@ -163,10 +190,7 @@ HWY_INLINE void TreeQuantize(Load load, size_t len, float s, float inv, const VI
     const VF t = hn::Mul(hn::Mul(hn::BitCast(df, submax[ch]), vinv), k16);
     const VF c = hn::Min(hn::Max(hn::Sub(hn::Ceil(t), one), zero), fifteen);
     const VF invs = hn::Div(one, hn::Mul(hn::Mul(vs, hn::Add(c, one)), sixteenth));
-    HWY_ALIGN int32_t cs[16];
-    hn::Store(hn::ConvertTo(di, c), di, cs);
-    uint8_t* sb = subs + (first + i) / (2 * internal::kSubBlock);
-    for (size_t j = 0; j < kTLanes; j += 2) sb[j / 2] = uint8_t(cs[j] | (cs[j + 1] << 4));
+    StoreNibblePairs(hn::ConvertTo(di, c), subs + (first + i) / (2 * internal::kSubBlock));
     for (size_t v = 0; v < 8; ++v) {
       // lane l of data vector v is element v * N + l of the chunk: sub-block (v * N + l) / 8
       const VI idx = hn::ShiftRight<3>(hn::Add(hn::Iota(di, 0), hn::Set(di, int32_t(v * kTLanes))));
@@ -198,28 +222,13 @@ HWY_INLINE bool TwoLevelFinite(uint32_t m, size_t len, uint8_t* scale, uint8_t* 
 }
 
 // One block of the segment: `load`/`get` its values, `ref_get`/`ref_ctx` the same values for
-// the reference (flagged and short blocks).
+// the reference (flagged and short blocks). Blocks of a multiple of 8N go through runs
+// (TreeEncodeRun) instead.
 template <class F, class Load, class Get>
 HWY_INLINE void TwoLevelEncodeBlock(Load load, Get get, internal::ElemFn ref_get,
                                     const void* ref_ctx, size_t len, size_t B, uint8_t* scale,
                                     uint8_t* subs, uint8_t* codes, size_t first) {
   const internal::ScaleIo sio{2, true, true};
-  if constexpr (kTree) {
-    if (len == B && B % kChunk8 == 0) {
-      VI submax[kTwoLevelMaxBlock / 32];  // one vector per chunk of 8N >= 32 elements
-      VI mv = hn::Zero(DI());
-      for (size_t i = 0, ch = 0; i < len; i += kChunk8, ++ch) {
-        submax[ch] = ChunkSubMax(load, i);
-        mv = hn::Max(mv, submax[ch]);
-      }
-      auto quantize = [&](float s, float inv) HWY_ATTR {
-        TreeQuantize<F>(load, len, s, inv, submax, subs, codes, first);
-      };
-      if (TwoLevelFinite<F>(MaxLane(mv), len, scale, subs, codes, first, quantize)) return;
-      return internal::RefEncodeBlock(F::kFormat, sio, ref_get, ref_ctx, len, internal::Rounding{},
-                                      first, scale, codes, nullptr, subs);
-    }
-  }
   if (len == B) {
     auto quantize = [&](float s, float inv) HWY_ATTR {
       TwoLevelQuantize<F>(load, len, s, inv, subs, codes, first);
@@ -231,19 +240,85 @@ HWY_INLINE void TwoLevelEncodeBlock(Load load, Get get, internal::ElemFn ref_get
                            scale, codes, nullptr, subs);
 }
 
+// A run of nblk full blocks of B elements (B a multiple of 8N, nblk * B <= kTwoLevelMaxBlock)
+// from element `first` of the segment; load(i) is element i of the run, ref_block(j) encodes
+// block j of the run with the reference. Pass 1 of every block, then every block's scale, then
+// pass 2 of every block: each stage's blocks are independent of each other, so the core
+// overlaps them instead of waiting on one block's chain of maxima, divisions and roundings.
+constexpr size_t kTreeRun = kTwoLevelMaxBlock / kChunk8;  // blocks (and chunks) of a run, at most
+template <class F, class Load, class Ref>
+HWY_INLINE void TreeEncodeRun(Load load, Ref ref_block, size_t nblk, size_t B, uint8_t* scale,
+                              uint8_t* subs, uint8_t* codes, size_t first) {
+  const internal::ScaleIo sio{2, true, true};
+  const size_t chunks = B / kChunk8;
+  VI submax[kTreeRun];  // one vector per chunk of 8N >= 32 elements
+  uint32_t m[kTreeRun];
+  for (size_t j = 0; j < nblk; ++j) {
+    VI mv = hn::Zero(DI());
+    for (size_t ch = 0; ch < chunks; ++ch) {
+      submax[j * chunks + ch] = ChunkSubMax(load, j * B + ch * kChunk8);
+      mv = hn::Max(mv, submax[j * chunks + ch]);
+    }
+    m[j] = MaxLane(mv);
+  }
+  float s[kTreeRun], inv[kTreeRun];
+  for (size_t j = 0; j < nblk; ++j) {
+    s[j] = inv[j] = 0;
+    if (m[j] >= F::kTinyBits && m[j] < kInfBits) internal::ScaleAndInverse(FloatOf(m[j]), F::kQ, sio, &s[j], &inv[j]);
+  }
+  for (size_t j = 0; j < nblk; ++j) {
+    const size_t o = j * B;
+    auto quantize = [&](float sj, float invj) HWY_ATTR {
+      TreeQuantize<F>([&](size_t i) HWY_ATTR { return load(o + i); }, B, sj, invj,
+                      submax + j * chunks, subs, codes, first + o);
+    };
+    if (m[j] >= F::kTinyBits && m[j] < kInfBits) {
+      internal::StoreScaleBits(scale + 2 * j, BitsOf(s[j]), sio);
+      quantize(s[j], inv[j]);
+    } else if (!TwoLevelFinite<F>(m[j], B, scale + 2 * j, subs, codes, first + o, quantize)) {
+      ref_block(j);
+    }
+  }
+}
+
+// The segment's blocks in runs (kTree and B a multiple of 8N); each run's blocks are handed
+// to `run(b, nblk)` (first block, blocks), the last, short block to `last(b)`.
+template <class Run, class Last>
+HWY_INLINE void ForEachRun(size_t n, size_t B, Run run, Last last) {
+  const size_t full = n / B, per = kTwoLevelMaxBlock / B;
+  for (size_t b = 0; b < full; b += per) run(b, full - b < per ? full - b : per);
+  if (full * B < n) last(full);
+}
+
 template <class F, DType T>
 void TwoLevelEncodeT(const void* src, size_t n, size_t B, internal::ScaleIo sio, uint8_t* wire) {
   const size_t nb = (n + B - 1) / B;
   uint8_t* subs = wire + internal::SubsOffset(sio, nb);
   uint8_t* codes = wire + internal::CodesOffset(sio, nb, n);
-  for (size_t b = 0; b < nb; ++b) {
+  auto block = [&](size_t b) HWY_ATTR {
     const void* p = Advance(T, src, b * B);
     const size_t len = n - b * B < B ? n - b * B : B;
     const SrcCtx ctx{T, p};
     TwoLevelEncodeBlock<F>([p](size_t i) HWY_ATTR { return LoadF<T>(p, i); },
                            [p](size_t j) HWY_ATTR { return LoadOne<T>(p, j); }, &GetSrc, &ctx,
                            len, B, wire + 2 * b, subs, codes, b * B);
+  };
+  if constexpr (kTree) {
+    if (B % kChunk8 == 0) {
+      return ForEachRun(n, B, [&](size_t b0, size_t nblk) HWY_ATTR {
+        const void* p = Advance(T, src, b0 * B);
+        TreeEncodeRun<F>([p](size_t i) HWY_ATTR { return LoadF<T>(p, i); },
+                         [&](size_t j) HWY_ATTR {
+                           const SrcCtx ctx{T, Advance(T, src, (b0 + j) * B)};
+                           internal::RefEncodeBlock(F::kFormat, internal::ScaleIo{2, true, true}, &GetSrc, &ctx, B,
+                                                    internal::Rounding{}, (b0 + j) * B, wire + 2 * (b0 + j), codes,
+                                                    nullptr, subs);
+                         },
+                         nblk, B, wire + 2 * b0, subs, codes, b0 * B);
+      }, block);
+    }
   }
+  for (size_t b = 0; b < nb; ++b) block(b);
 }
 
 // out[i] = combine(i, decoded element first + i) for the len elements of a block from element
@@ -253,9 +328,10 @@ template <class F, class Vec, class One>
 HWY_INLINE void TwoLevelDecodeBlock(uint32_t sb, const uint8_t* subs, const uint8_t* codes,
                                     size_t first, size_t len, Vec vec, One one) {
   size_t i = 0;
-  if (!(sb & 0x80000000u)) {
+  if (!(sb & 0x80000000u) && len >= kTGroup) {
+    const Steps st(FloatOf(sb));
     for (; i + kTGroup <= len; i += kTGroup) {
-      const VF vstep = GroupSteps(sb, subs, (first + i) / internal::kSubBlock);
+      const VF vstep = GroupSteps(st, subs, (first + i) / internal::kSubBlock);
       for (size_t v = 0; v < kTVecs; ++v)
         vec(i + v * kTLanes, F::Decode(F::Load(codes, first + i + v * kTLanes), vstep));
     }
@@ -320,15 +396,33 @@ void TwoLevelDecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B,
   uint8_t* subs = wire_out + internal::SubsOffset(sio, nb);
   uint8_t* codes = wire_out + internal::CodesOffset(sio, nb, n);
   HWY_ALIGN float tile[kTwoLevelMaxBlock];
-  for (size_t b = 0; b < nb; ++b) {
+  const float* tp = tile;
+  auto block = [&](size_t b) HWY_ATTR {
     const size_t len = n - b * B < B ? n - b * B : B;
     TwoLevelDecodeAccumulateBlock<F, T>(wire_in, n, B, sio, b, local, tile);
     const SrcCtx ctx{DType::kFloat32, tile};
-    const float* tp = tile;
     TwoLevelEncodeBlock<F>([tp](size_t i) HWY_ATTR { return hn::Load(DF(), tp + i); },
                            [tp](size_t j) { return tp[j]; }, &GetSrc, &ctx, len, B,
                            wire_out + 2 * b, subs, codes, b * B);
+  };
+  if constexpr (kTree) {
+    if (B % kChunk8 == 0) {
+      // A run's sums into the tile (at most kTwoLevelMaxBlock of them), then its encode.
+      return ForEachRun(n, B, [&](size_t b0, size_t nblk) HWY_ATTR {
+        for (size_t j = 0; j < nblk; ++j)
+          TwoLevelDecodeAccumulateBlock<F, T>(wire_in, n, B, sio, b0 + j, local, tile + j * B);
+        TreeEncodeRun<F>([tp](size_t i) HWY_ATTR { return hn::Load(DF(), tp + i); },
+                         [&](size_t j) HWY_ATTR {
+                           const SrcCtx ctx{DType::kFloat32, tile + j * B};
+                           internal::RefEncodeBlock(F::kFormat, internal::ScaleIo{2, true, true}, &GetSrc, &ctx, B,
+                                                    internal::Rounding{}, (b0 + j) * B, wire_out + 2 * (b0 + j), codes,
+                                                    nullptr, subs);
+                         },
+                         nblk, B, wire_out + 2 * b0, subs, codes, b0 * B);
+      }, block);
+    }
   }
+  for (size_t b = 0; b < nb; ++b) block(b);
 }
 
 // The four kernels by dtype (FormatKernels calls these for kScaleTwoLevel on the plain path).

@@ -158,8 +158,10 @@ inline void StoreScaleBits(uint8_t* p, uint32_t sb, ScaleIo io) {
 /// by more than an f32 rounding), inv = 1 / s. Scalar f32, the same on every target.
 inline void ScaleAndInverse(float a, float q, ScaleIo io, float* s, float* inv) {
   *s = a / q;
-  *inv = q / a;
-  if (!io.bf16) return;
+  if (!io.bf16) {
+    *inv = q / a;
+    return;
+  }
   uint32_t b;
   std::memcpy(&b, s, 4);
   if (b & 0xFFFFu) b = (b + 0x10000u) & 0xFFFF0000u;

@@ -80,7 +80,11 @@ TEST_P(KernelMatrix, EveryFormatRoundingScaleBlockAndTelemetryPath) {
           continue;
         WireSpec spec{k.format, B, k.rounding, rng(), rng(), (uint64_t(rng()) << 32) - 77};
         spec.scale = scale;
-        for (size_t n : {size_t(1), size_t(B - 1), size_t(B), size_t(B + 1), size_t(9 * B + 5)}) {
+        std::vector<size_t> sizes = {1, B - 1, B, B + 1, 9 * size_t(B) + 5};
+        // Two-level kernels encode runs of blocks up to the largest block (4096 elements):
+        // several runs, blocks of every kind inside each.
+        if (scale == kScaleTwoLevel && B <= 256) sizes.push_back(70 * size_t(B) + 5);
+        for (size_t n : sizes) {
           if (n == 0) continue;
           for (DType t : kDTypes) {
             const std::string where = TargetName(GetParam()) + " " + FormatName(k.format) +
