@@ -13,6 +13,9 @@
 //   inverse  the same scale (2^-ceil(k/2)) and stages, then per vector the signs and the
 //            conversion to the destination type in the register (raw.cc's exact converters,
 //            convert_simd-inl.h), stored straight to the destination.
+// Full blocks of a power of two from N to 64 elements (the rotation of two-level scales, 16,
+// and of the default block, 64) take a loop of their own (WithSmallBlocks): one piece in
+// registers and one sign word per block, with none of the general loop's per-block work.
 // Guarded (spec.guard, codec.h): the forward pass keeps the largest |input| bits of each block
 // in a vector and, where a lane reaches 2^100 (or Inf/NaN), writes the block as NaN; the
 // inverse keeps the largest |result| bits of the call and reports Inf/NaN. One max per vector
@@ -231,6 +234,60 @@ HWY_INLINE bool AnyAtLeast(VI m, uint32_t bits) {
   return !hn::AllFalse(DI(), hn::Gt(m, hn::Set(DI(), int32_t(bits - 1))));
 }
 
+// Vector i of a forward piece: the N elements from element `at` of src, their sign bits the
+// low bits of `bits` flipped, times `scale`; the guard's max of their |input| bits into *m.
+template <DType T, bool kGuard>
+HWY_INLINE VF ForwardIn(const Stages& st, uint64_t bits, const void* src, size_t at, VF scale, VI* m) {
+  const VF x = LoadF<T>(src, at);
+  if constexpr (kGuard) *m = hn::Max(*m, AbsBits(x));
+  return hn::Mul(hn::Xor(x, st.Signs(bits)), scale);
+}
+
+// Vector v of an inverse piece out to element `at` of dst: the guard's max of its |result|
+// bits into *m, its sign bits the low bits of `bits` flipped, converted to T.
+template <DType T, bool kGuard>
+HWY_INLINE void InverseOut(const Stages& st, uint64_t bits, VF v, void* dst, size_t at, VI* m) {
+  if constexpr (kGuard) *m = hn::Max(*m, AbsBits(v));
+  StoreF<T>(hn::Xor(v, st.Signs(bits)), dst, at);
+}
+
+// Blocks of B = M * N <= 64 elements (every power of two from N to 64 where M <= 16: the
+// rotation of two-level scales, 16, and the default block, 64, among them) go through a loop
+// of their own: each is one piece held in registers with one sign word, and the words are
+// hashed kSignBatch blocks at a time. With the pieces, the sign-word bookkeeping and the
+// dispatch of the general loop decided once per call, a block of one or two vectors runs
+// without the per-block work that otherwise costs as much as its transform.
+// small(m_tag) is called with std::integral_constant<size_t, M>; returns the elements it
+// covers (every full block), 0 where B does not qualify.
+template <class Small>
+HWY_INLINE size_t WithSmallBlocks(size_t B, size_t n, Small small) {
+#if !HWY_HAVE_SCALABLE
+  if (B > 64 || B < kN || (B & (B - 1)) != 0) return 0;
+  switch (B / kN) {
+    case 1: small(std::integral_constant<size_t, 1>()); break;
+    case 2: small(std::integral_constant<size_t, 2>()); break;
+    case 4: small(std::integral_constant<size_t, 4>()); break;
+    case 8: small(std::integral_constant<size_t, 8>()); break;
+    case 16: small(std::integral_constant<size_t, 16>()); break;
+    default: return 0;
+  }
+  return n / B * B;
+#else
+  return 0;
+#endif
+}
+
+// block(j, word) for each of the nfull blocks j from block b0, with its sign word.
+template <class Block>
+HWY_INLINE void ForSmallBlocks(uint64_t key, uint64_t b0, size_t nfull, Block block) {
+  uint64_t words[kSignBatch];
+  for (size_t j0 = 0; j0 < nfull; j0 += kSignBatch) {
+    for (size_t i = 0; i < kSignBatch; ++i) words[i] = internal::SignWord(key, b0 + j0 + i, 0);
+    const size_t nj = std::min(kSignBatch, nfull - j0);
+    for (size_t j = 0; j < nj; ++j) block(j0 + j, words[j]);
+  }
+}
+
 // fn(tag) with tag a std::integral_constant of the runtime dtype t: the transforms are
 // templates on their dtype.
 template <class Fn>
@@ -253,8 +310,28 @@ bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
   BlockSigns signs;
   HWY_ALIGN float scratch[kMaxRotBlock];
   bool poisoned = false;
-  uint64_t b = offset / B;  // the block index, counted up (no division per block)
-  for (size_t s = 0; s < n; s += B, ++b) {
+  const size_t small = WithSmallBlocks(B, n, [&](auto m_tag) EQUARX_LAMBDA_INLINE {
+    constexpr size_t M = decltype(m_tag)::value;
+    const VF scale = hn::Set(df, PowTwoNeg(int(hwy::FloorLog2(B)) / 2));
+    ForSmallBlocks(key, offset / B, n / B, [&](size_t j, uint64_t word) EQUARX_LAMBDA_INLINE {
+      VI m = hn::Zero(DI());
+      const size_t at = j * B;
+      PieceInRegisters<M>(
+          st,
+          [&](size_t i) EQUARX_LAMBDA_INLINE {
+            return ForwardIn<T, kGuard>(st, word >> (i * kN), src, at + i * kN, scale, &m);
+          },
+          [&](size_t i, VF v) EQUARX_LAMBDA_INLINE { hn::StoreU(v, df, out + at + i * kN); });
+      if constexpr (kGuard) {
+        if (AnyAtLeast(m, kUnsafeBits)) {
+          internal::PoisonBlock(out + at, B);
+          poisoned = true;
+        }
+      }
+    });
+  });
+  uint64_t b = (offset + small) / B;  // the block index, counted up (no division per block)
+  for (size_t s = small; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
     if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
       poisoned |= ref::RotateForward(spec, T, static_cast<const uint8_t*>(src) + s * DTypeSize(T),
@@ -271,10 +348,7 @@ bool ForwardT(const RotationSpec& spec, const void* src, size_t n, uint64_t offs
       const VF scale = hn::Set(df, PowTwoNeg(k / 2));
       const size_t at = s + first;
       auto in = [&](size_t i) EQUARX_LAMBDA_INLINE {
-        const VF sign = st.Signs(signs.Bits(first + i * N));
-        const VF x = LoadF<T>(src, at + i * N);
-        if constexpr (kGuard) m = hn::Max(m, AbsBits(x));
-        return hn::Mul(hn::Xor(x, sign), scale);
+        return ForwardIn<T, kGuard>(st, signs.Bits(first + i * N), src, at + i * N, scale, &m);
       };
       auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE { hn::StoreU(v, df, out + at + i * N); };
       Piece(st, p, in, store, scratch);
@@ -313,8 +387,20 @@ bool InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offs
   // in, f32) is fine: a piece is read whole before any of it is written.
   bool nonfinite = false;
   VI m = hn::Zero(DI());  // guard: the largest |result| bits
-  uint64_t b = offset / B;  // the block index, counted up (no division per block)
-  for (size_t s = 0; s < n; s += B, ++b) {
+  const size_t small = WithSmallBlocks(B, n, [&](auto m_tag) EQUARX_LAMBDA_INLINE {
+    constexpr size_t M = decltype(m_tag)::value;
+    const VF scale = hn::Set(df, PowTwoNeg((int(hwy::FloorLog2(B)) + 1) / 2));
+    ForSmallBlocks(key, offset / B, n / B, [&](size_t j, uint64_t word) EQUARX_LAMBDA_INLINE {
+      const size_t at = j * B;
+      PieceInRegisters<M>(
+          st, [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, in + at + i * kN), scale); },
+          [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
+            InverseOut<T, kGuard>(st, word >> (i * kN), v, dst, at + i * kN, &m);
+          });
+    });
+  });
+  uint64_t b = (offset + small) / B;  // the block index, counted up (no division per block)
+  for (size_t s = small; s < n; s += B, ++b) {
     const size_t len = std::min(B, n - s);
     if (!AllPiecesVectorised(len, N) || len > kMaxRotBlock) {
       nonfinite |= ref::RotateInverse(spec, in + s, len, offset + s, T,
@@ -332,9 +418,7 @@ bool InverseT(const RotationSpec& spec, const float* in, size_t n, uint64_t offs
       const size_t at = s + first;
       auto load = [&](size_t i) EQUARX_LAMBDA_INLINE { return hn::Mul(hn::LoadU(df, from + i * N), scale); };
       auto store = [&](size_t i, VF v) EQUARX_LAMBDA_INLINE {
-        const VF sign = st.Signs(signs.Bits(first + i * N));
-        if constexpr (kGuard) m = hn::Max(m, AbsBits(v));
-        StoreF<T>(hn::Xor(v, sign), dst, at + i * N);
+        InverseOut<T, kGuard>(st, signs.Bits(first + i * N), v, dst, at + i * N, &m);
       };
       Piece(st, p, load, store, scratch);
       first += p;
