@@ -241,14 +241,14 @@ HWY_INLINE void TwoLevelEncodeBlock(Load load, Get get, internal::ElemFn ref_get
 }
 
 // A run of nblk full blocks of B elements (B a multiple of 8N, nblk * B <= kTwoLevelMaxBlock)
-// from element `first` of the segment; load(i) is element i of the run, ref_block(j) encodes
-// block j of the run with the reference. Pass 1 of every block, then every block's scale, then
+// from element `first` of the segment; load(i) is element i of the run, which starts at
+// `values` (of dtype t: what the reference reads for a flagged block). Pass 1 of every block, then every block's scale, then
 // pass 2 of every block: each stage's blocks are independent of each other, so the core
 // overlaps them instead of waiting on one block's chain of maxima, divisions and roundings.
 constexpr size_t kTreeRun = kTwoLevelMaxBlock / kChunk8;  // blocks (and chunks) of a run, at most
-template <class F, class Load, class Ref>
-HWY_INLINE void TreeEncodeRun(Load load, Ref ref_block, size_t nblk, size_t B, uint8_t* scale,
-                              uint8_t* subs, uint8_t* codes, size_t first) {
+template <class F, class Load>
+HWY_INLINE void TreeEncodeRun(Load load, DType t, const void* values, size_t nblk, size_t B,
+                              uint8_t* scale, uint8_t* subs, uint8_t* codes, size_t first) {
   const internal::ScaleIo sio{2, true, true};
   const size_t chunks = B / kChunk8;
   VI submax[kTreeRun];  // one vector per chunk of 8N >= 32 elements
@@ -276,7 +276,9 @@ HWY_INLINE void TreeEncodeRun(Load load, Ref ref_block, size_t nblk, size_t B, u
       internal::StoreScaleBits(scale + 2 * j, BitsOf(s[j]), sio);
       quantize(s[j], inv[j]);
     } else if (!TwoLevelFinite<F>(m[j], B, scale + 2 * j, subs, codes, first + o, quantize)) {
-      ref_block(j);
+      const SrcCtx ctx{t, Advance(t, values, o)};
+      internal::RefEncodeBlock(F::kFormat, sio, &GetSrc, &ctx, B, internal::Rounding{}, first + o,
+                               scale + 2 * j, codes, nullptr, subs);
     }
   }
 }
@@ -307,14 +309,8 @@ void TwoLevelEncodeT(const void* src, size_t n, size_t B, internal::ScaleIo sio,
     if (B % kChunk8 == 0) {
       return ForEachRun(n, B, [&](size_t b0, size_t nblk) HWY_ATTR {
         const void* p = Advance(T, src, b0 * B);
-        TreeEncodeRun<F>([p](size_t i) HWY_ATTR { return LoadF<T>(p, i); },
-                         [&](size_t j) HWY_ATTR {
-                           const SrcCtx ctx{T, Advance(T, src, (b0 + j) * B)};
-                           internal::RefEncodeBlock(F::kFormat, internal::ScaleIo{2, true, true}, &GetSrc, &ctx, B,
-                                                    internal::Rounding{}, (b0 + j) * B, wire + 2 * (b0 + j), codes,
-                                                    nullptr, subs);
-                         },
-                         nblk, B, wire + 2 * b0, subs, codes, b0 * B);
+        TreeEncodeRun<F>([p](size_t i) HWY_ATTR { return LoadF<T>(p, i); }, T, p, nblk, B,
+                         wire + 2 * b0, subs, codes, b0 * B);
       }, block);
     }
   }
@@ -412,13 +408,7 @@ void TwoLevelDecodeAccumulateEncodeT(const uint8_t* wire_in, size_t n, size_t B,
         for (size_t j = 0; j < nblk; ++j)
           TwoLevelDecodeAccumulateBlock<F, T>(wire_in, n, B, sio, b0 + j, local, tile + j * B);
         TreeEncodeRun<F>([tp](size_t i) HWY_ATTR { return hn::Load(DF(), tp + i); },
-                         [&](size_t j) HWY_ATTR {
-                           const SrcCtx ctx{DType::kFloat32, tile + j * B};
-                           internal::RefEncodeBlock(F::kFormat, internal::ScaleIo{2, true, true}, &GetSrc, &ctx, B,
-                                                    internal::Rounding{}, (b0 + j) * B, wire_out + 2 * (b0 + j), codes,
-                                                    nullptr, subs);
-                         },
-                         nblk, B, wire_out + 2 * b0, subs, codes, b0 * B);
+                         DType::kFloat32, tp, nblk, B, wire_out + 2 * b0, subs, codes, b0 * B);
       }, block);
     }
   }
