@@ -242,9 +242,10 @@ HWY_INLINE void TwoLevelEncodeBlock(Load load, Get get, internal::ElemFn ref_get
 
 // A run of nblk full blocks of B elements (B a multiple of 8N, nblk * B <= kTwoLevelMaxBlock)
 // from element `first` of the segment; load(i) is element i of the run, which starts at
-// `values` (of dtype t: what the reference reads for a flagged block). Pass 1 of every block, then every block's scale, then
-// pass 2 of every block: each stage's blocks are independent of each other, so the core
-// overlaps them instead of waiting on one block's chain of maxima, divisions and roundings.
+// `values` (of dtype t: what the reference reads for a flagged block). Pass 1 of every block,
+// then every block's scale, then pass 2 of every block: each stage's blocks are independent of
+// each other, so the core overlaps them instead of waiting on one block's chain of maxima,
+// divisions and roundings. Zero and flagged blocks go through TwoLevelFinite as alone.
 constexpr size_t kTreeRun = kTwoLevelMaxBlock / kChunk8;  // blocks (and chunks) of a run, at most
 template <class F, class Load>
 HWY_INLINE void TreeEncodeRun(Load load, DType t, const void* values, size_t nblk, size_t B,
@@ -264,7 +265,8 @@ HWY_INLINE void TreeEncodeRun(Load load, DType t, const void* values, size_t nbl
   float s[kTreeRun], inv[kTreeRun];
   for (size_t j = 0; j < nblk; ++j) {
     s[j] = inv[j] = 0;
-    if (m[j] >= F::kTinyBits && m[j] < kInfBits) internal::ScaleAndInverse(FloatOf(m[j]), F::kQ, sio, &s[j], &inv[j]);
+    if (m[j] >= F::kTinyBits && m[j] < kInfBits)
+      internal::ScaleAndInverse(FloatOf(m[j]), F::kQ, sio, &s[j], &inv[j]);
   }
   for (size_t j = 0; j < nblk; ++j) {
     const size_t o = j * B;
