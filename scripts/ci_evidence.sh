@@ -7,17 +7,35 @@
 # bench/results/reliability/ci_last_fresh_clone.log. The summary also goes, in a code block, between the
 # generated:ci markers of docs/reliability.md ("How long CI takes"). Run it at the end of a
 # change that touches tests or CI, with nothing else running; commit both.
+# The summary's commit line goes on a Provenance line below the code block. With --splice it
+# only puts the committed summary between the markers again.
 #   bash scripts/ci_evidence.sh [CLONE_DIR]        (default /tmp/equarx-ci-<commit>)
+#   bash scripts/ci_evidence.sh --splice
 set -uo pipefail
 cd "$(dirname "$0")/.."
+out=bench/results/reliability/ci_last_fresh_clone.txt
+log=bench/results/reliability/ci_last_fresh_clone.log
+splice() {
+  python3 - "$out" <<'EOF'
+import sys
+sys.path.insert(0, "bench/plot")
+from codec_speed_table import emit
+lines = open(sys.argv[1]).read().rstrip("\n").split("\n")
+text = "\n".join(l for l in lines if not l.startswith("commit: "))
+provenance = "".join(f"\n\nProvenance: commit {l[8:]}." for l in lines if l.startswith("commit: "))
+emit(f"From `{sys.argv[1]}`:\n\n```text\n{text}\n```{provenance}", "docs/reliability.md", "ci")
+EOF
+}
+if [[ $# -eq 1 && $1 == --splice ]]; then
+  splice
+  exit
+fi
 if [[ $# -gt 1 || ${1:-} == -* ]]; then
-  echo "usage: bash scripts/ci_evidence.sh [CLONE_DIR]" >&2
+  echo "usage: bash scripts/ci_evidence.sh [CLONE_DIR] | --splice" >&2
   exit 2
 fi
 sha=$(git rev-parse --short HEAD)
 dir=${1:-/tmp/equarx-ci-$sha}
-out=bench/results/reliability/ci_last_fresh_clone.txt
-log=bench/results/reliability/ci_last_fresh_clone.log
 if ! git diff --quiet HEAD -- . ':!bench/results'; then
   echo "ci_evidence.sh: the checkout has uncommitted changes; CI runs the commit, so commit first" >&2
   exit 2
@@ -48,11 +66,5 @@ secs=$(($(date +%s) - t0))
   sed -n '/^stage  *tests  *passed/,$p' "$log"
 } >"$out"
 cat "$out"
-python3 - "$out" <<'EOF'
-import sys
-sys.path.insert(0, "bench/plot")
-from codec_speed_table import emit
-text = open(sys.argv[1]).read().rstrip("\n")
-emit(f"From `{sys.argv[1]}`:\n\n```text\n{text}\n```", "docs/reliability.md", "ci")
-EOF
+splice
 exit "$rc"
