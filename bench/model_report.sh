@@ -36,6 +36,8 @@ fi
 # The tables of docs/scale.md: each generated file replaces what stands between its markers.
 python3 - "$OUT" <<'PYEOF'
 import re, sys
+sys.path.insert(0, "bench/plot")
+from codec_speed_table import commit_below
 out = sys.argv[1]
 doc = open("docs/scale.md").read()
 parts = {
@@ -47,9 +49,7 @@ parts = {
 for name, text in parts.items():
     provenance = ""
     if name == "env":  # the commit goes on a Provenance line of its own, below the block
-        lines = text.split("\n")
-        provenance = "".join(f"\n\nProvenance: commit {l[8:]}." for l in lines if l.startswith("commit: "))
-        text = "\n".join(l for l in lines if not l.startswith("commit: "))
+        text, provenance = commit_below(text)
     if name not in ("projections", "ranks_per_host"):
         text = "```\n" + text + "\n```" + provenance
     pat = re.compile(r"(<!-- model:%s -->\n)(?:.*?\n)?(<!-- /model:%s -->)" % (name, name), re.S)

@@ -19,10 +19,8 @@ splice() {
   python3 - "$out" <<'EOF'
 import sys
 sys.path.insert(0, "bench/plot")
-from codec_speed_table import emit
-lines = open(sys.argv[1]).read().rstrip("\n").split("\n")
-text = "\n".join(l for l in lines if not l.startswith("commit: "))
-provenance = "".join(f"\n\nProvenance: commit {l[8:]}." for l in lines if l.startswith("commit: "))
+from codec_speed_table import commit_below, emit
+text, provenance = commit_below(open(sys.argv[1]).read().rstrip("\n"))
 emit(f"From `{sys.argv[1]}`:\n\n```text\n{text}\n```{provenance}", "docs/reliability.md", "ci")
 EOF
 }

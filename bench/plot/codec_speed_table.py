@@ -216,8 +216,8 @@ def default_netem(res):
         rows = [r for r in netem_rows(d) if r.get("type") != "header" and r.get("launch") == "bf16"]
         runs.append(({key(r): r for r in rows if r["algo"] == "ring"},
                      {key(r): r for r in rows if r["algo"] == "two_shot"}))
-    med = lambda xs: statistics.median(xs)
-    out = [f"| size, H = 4 | block, scales | wire / bf16 ring | time | speedup | time / default point's, per launch | median |",
+    med = statistics.median
+    out = ["| size, H = 4 | block, scales | wire / bf16 ring | time | speedup | time / default point's, per launch | median |",
            "|---|---|---:|---:|---:|---|---:|"]
     first = runs[0][1]
     for k in sorted(first, key=lambda k: (k[0], first[k]["wire_bytes"], k[1])):
@@ -231,10 +231,18 @@ def default_netem(res):
     return out, len(runs)
 
 
-def netem_provenance(nenv):
-    """The provenance line of a results directory's 1 Gbit/s run (its netem_1gbit_h4/env.txt)."""
-    return (f"Provenance: `netem_1gbit_h4/`: {nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, "
+def netem_provenance(nenv, where="netem_1gbit_h4/"):
+    """The provenance line of a results directory's 1 Gbit/s run `where` (its env.txt)."""
+    return (f"Provenance: `{where}`: {nenv.get('date', '?')}, commit {nenv.get('commit', '?')[:7]}, "
             f"{nenv.get('kernel', '?')}.")
+
+
+def commit_below(text):
+    """(text without its "commit: X" lines, those lines as Provenance lines to put below the
+    code block the text goes into): docs keep commits to Provenance lines."""
+    lines = text.split("\n")
+    rest = "\n".join(l for l in lines if not l.startswith("commit: "))
+    return rest, "".join(f"\n\nProvenance: commit {l[len('commit: '):]}." for l in lines if l.startswith("commit: "))
 
 
 def env_of(path):
@@ -339,7 +347,7 @@ def main():
                 ""] + table + [""]
         for d in sorted(glob.glob(os.path.join(res, "netem_1gbit_h4", "round*"))):
             nenv = env_of(os.path.join(d, "env.txt"))
-            text.append(netem_provenance(nenv).replace("`netem_1gbit_h4/`", f"`netem_1gbit_h4/{os.path.basename(d)}/`"))
+            text.append(netem_provenance(nenv, f"netem_1gbit_h4/{os.path.basename(d)}/"))
         return emit("\n".join(text), splice, mode["marker"])
     if args[0] == "packed":
         nenv = env_of(os.path.join(res, "netem_1gbit_h4", "env.txt"))

@@ -262,19 +262,17 @@ HWY_INLINE void TreeEncodeRun(Load load, DType t, const void* values, size_t nbl
     }
     m[j] = MaxLane(mv);
   }
+  auto finite = [&](size_t j) { return m[j] >= F::kTinyBits && m[j] < kInfBits; };
   float s[kTreeRun], inv[kTreeRun];
-  for (size_t j = 0; j < nblk; ++j) {
-    s[j] = inv[j] = 0;
-    if (m[j] >= F::kTinyBits && m[j] < kInfBits)
-      internal::ScaleAndInverse(FloatOf(m[j]), F::kQ, sio, &s[j], &inv[j]);
-  }
+  for (size_t j = 0; j < nblk; ++j)
+    if (finite(j)) internal::ScaleAndInverse(FloatOf(m[j]), F::kQ, sio, &s[j], &inv[j]);
   for (size_t j = 0; j < nblk; ++j) {
     const size_t o = j * B;
     auto quantize = [&](float sj, float invj) HWY_ATTR {
       TreeQuantize<F>([&](size_t i) HWY_ATTR { return load(o + i); }, B, sj, invj,
                       submax + j * chunks, subs, codes, first + o);
     };
-    if (m[j] >= F::kTinyBits && m[j] < kInfBits) {
+    if (finite(j)) {
       internal::StoreScaleBits(scale + 2 * j, BitsOf(s[j]), sio);
       quantize(s[j], inv[j]);
     } else if (!TwoLevelFinite<F>(m[j], B, scale + 2 * j, subs, codes, first + o, quantize)) {
