@@ -28,7 +28,7 @@ if [[ $run -eq 1 ]]; then
   for np in 2 4; do for rep in 1 2; do for dp in sockets host shm mpi; do
     timeout 600 mpirun --oversubscribe --bind-to none -np $np --mca btl self,vader,tcp \
       -x EQUARX_DATA_PATH=$dp "$perf" -b 1M -e 64M -f 8 -n 10 -w 2 -c 0 -d bf16 \
-      --algo ring,full_bidir --phases rs+ag -J "$res/N$np-$dp-$rep.jsonl" >/dev/null
+      --algo ring,full_bidir --phases rs+ag --block 64 --scale f32 -J "$res/N$np-$dp-$rep.jsonl" >/dev/null
     echo "N=$np $dp run $rep done, load $(cut -d' ' -f1 /proc/loadavg)" >>"$res/env.txt"
   done; done; done
 fi

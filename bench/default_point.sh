@@ -6,7 +6,7 @@
 # 128 with f32, bf16 and two-level scales, beside the bf16 ring, medians of 7, in --rounds
 # launches one after the other (each point once per launch, so that a drift of the machine
 # spreads over every point). The table (bench/plot/codec_speed_table.py default) puts each
-# point's time over the library's default point's (block 64, f32 scales) beside its wire bytes,
+# point's time over the B64 f32 point's (one-level scales at their default block) beside its wire bytes,
 # medians over the launches, and is spliced into docs/performance.md ("The default point");
 # docs/gemma3.md has the same points' quality.
 #

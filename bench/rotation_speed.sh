@@ -19,7 +19,7 @@ env_and_kernels "$RES" env.txt \
   '(Memcpy|Int8Encode<64, F32>|Int8DecodeAccumulateEncode<64, (F32|BF16)>|Rotate(Forward|Inverse)<64, (F32|BF16)>)/(16384|16777216)$'
 echo "== in-process calls" >&2
 "$B/tools/perf/equarx-perf" -b 64M -e 64M -n "$ITERS" -w 1 -c 0 -d bf16 --ranks 8 \
-  --algo full_bidir,semi,two_shot --rotation none,hadamard -J "$RES/perf_n8_64m.jsonl" \
+  --algo full_bidir,semi,two_shot --rotation none,hadamard --block 64 --scale f32 -J "$RES/perf_n8_64m.jsonl" \
   | tee "$RES/perf_n8_64m.txt"
 load_after "$RES/env.txt"
 /usr/bin/python3 bench/plot/codec_speed_table.py rotation "$RES" --splice docs/performance.md

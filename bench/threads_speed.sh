@@ -22,6 +22,6 @@ codec_kernels "$RES" '^BM_MemcpyThreads|^BM_Int8Threads' \
   '--benchmark_repetitions=11 --benchmark_enable_random_interleaving=true'
 echo "== in-process calls" >&2
 "$B/tools/perf/equarx-perf" -b 64M -e 64M -n "$ITERS" -w 1 -c 0 -d bf16 --ranks 2 \
-  --algo full_bidir,two_shot --threads 1,2 -J "$RES/perf_n2_64m.jsonl" | tee "$RES/perf_n2_64m.txt"
+  --algo full_bidir,two_shot --threads 1,2 --block 64 --scale f32 -J "$RES/perf_n2_64m.jsonl" | tee "$RES/perf_n2_64m.txt"
 load_after "$RES/env.txt"
 /usr/bin/python3 bench/plot/threads_table.py "$RES" --splice docs/performance.md

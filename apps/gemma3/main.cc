@@ -292,7 +292,7 @@ int CmdEval(const Args& a) {
                   "\"kl_mean\": %.6e, \"kl_max\": %.6e, \"ranks_agree\": %s}",
                   i ? ", " : "", rc.Name().c_str(),
                   std::string(equarx::AlgorithmName(rc.options.algorithm)).c_str(),
-                  std::string(equarx::PhasesName(rc.options.phases)).c_str(), rc.options.block,
+                  std::string(equarx::PhasesName(rc.options.phases)).c_str(), equarx::ResolveOptions(rc.options).block,
                   equarx::FormatOptions(rc.options).c_str(), rc.bf16 ? "bf16" : "f32", wire,
                   q.positions, q.PerplexityExact(), q.Perplexity(), q.Top1Agreement(), q.MeanKl(), q.kl_max,
                   agree[i] ? "true" : "false");

@@ -17,20 +17,17 @@ int HardwareThreads() {
 
 std::string ReduceConfig::Name() const {
   if (mpi_allreduce) return bf16 ? "MPI_Allreduce (bf16 in)" : "MPI_Allreduce (f32 in)";
-  std::string s(equarx::AlgorithmName(options.algorithm));
-  if (equarx::TakesCodec(options.algorithm)) {
-    s.append(" ").append(equarx::PhasesName(options.phases)).append(" ");
-    s.append(equarx::CodecName(options.codec)).append(" B").append(std::to_string(options.block));
+  // The options as the call resolves them (the ring only rotates when asked).
+  const equarx::AllReduceOptions o = equarx::ResolveOptions(options);
+  std::string s(equarx::AlgorithmName(o.algorithm));
+  if (equarx::TakesCodec(o.algorithm)) {
+    s.append(" ").append(equarx::PhasesName(o.phases)).append(" ");
+    s.append(equarx::CodecName(o.codec)).append(" B").append(std::to_string(o.block));
   }
-  // The rotation as it runs (default resolves per codec; the ring only rotates when asked).
-  equarx::Rotation r = options.rotation;
-  if (r == equarx::Rotation::kDefault)
-    r = equarx::TakesCodec(options.algorithm) ? equarx::DefaultRotation(options.codec)
-                                               : equarx::Rotation::kNone;
-  if (r == equarx::Rotation::kHadamard) s += " hadamard";
-  if (options.scale != equarx::ScaleFormat::kF32)
-    s += " " + std::string(equarx::ScaleFormatName(options.scale)) + "-scale";
-  if (options.rounding == equarx::Rounding::kStochastic) s += " sr";
+  if (o.rotation == equarx::Rotation::kHadamard) s += " hadamard";
+  if (equarx::TakesCodec(o.algorithm) && o.scale != equarx::ScaleFormat::kF32)
+    s += " " + std::string(equarx::ScaleFormatName(o.scale)) + "-scale";
+  if (o.rounding == equarx::Rounding::kStochastic) s += " sr";
   s += bf16 ? " (bf16 in)" : " (f32 in)";
   return s;
 }

@@ -4,8 +4,9 @@
 //                     warm (the table cached), as Communicator::AllReduce runs it per call;
 //   BM_Describe       the descriptor a rank sends in the argument check;
 //   BM_OneShotCodec   one rank's codec work in one_shot on 4 ranks: code its contribution,
-//                     decode and add all 4 in f32, round the sum to the dtype (quantized: int8,
-//                     B64, with the rotation's forward and inverse; raw: the f32 copies);
+//                     decode and add all 4 in f32, round the sum to the dtype (quantized: int8
+//                     at the default scale format and block, with the rotation's forward and
+//                     inverse; raw: the f32 copies);
 //   BM_PingPong       one message there and back between two threads over the in-process,
 //                     shared-memory or socket (loopback) transport, waits spinning
 //                     (EQUARX_SPIN_US's default, 50 us) or sleeping at once: half a round trip
@@ -58,9 +59,10 @@ void BM_OneShotCodec(benchmark::State& state) {
   const size_t bytes = size_t(state.range(0)), n = bytes / 4;
   const bool quantized = state.range(1) != 0;
   constexpr int kRanks = 4;
-  const codec::WireSpec w = quantized ? algo::QuantizedWire(Codec::kInt8, 64)
+  const AllReduceOptions d;  // the default call's codec
+  const codec::WireSpec w = quantized ? algo::QuantizedWire(d.codec, BlockOf(d), d.rounding, 0, ScaleOf(d))
                                       : codec::WireSpec{codec::Format::kRawF32, 0};
-  const codec::RotationSpec rot{64, 1, true};
+  const codec::RotationSpec rot{uint32_t(RotationBlockOf(d)), 1, true};
   std::vector<float> x(n), tmp(n), acc(n), out(n);
   for (size_t i = 0; i < n; ++i) x[i] = float(i % 17) - 8.0f;
   std::vector<uint8_t> wire(codec::WireBytes(w, n) * kRanks);
@@ -77,7 +79,9 @@ void BM_OneShotCodec(benchmark::State& state) {
     else codec::Convert(DType::kFloat32, acc.data(), n, DType::kFloat32, out.data());
     benchmark::ClobberMemory();
   }
-  state.SetLabel(quantized ? "int8 B64 + rotation" : "raw f32");
+  state.SetLabel(quantized ? "int8 B" + std::to_string(BlockOf(d)) + " " + std::string(ScaleFormatName(ScaleOf(d))) +
+                                 " + rotation"
+                           : "raw f32");
 }
 BENCHMARK(BM_OneShotCodec)->ArgsProduct({{16, 1024, 4096, 16384, 65536}, {0, 1}});
 

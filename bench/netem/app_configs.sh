@@ -70,6 +70,7 @@ run_app_configs() {   # run_app_configs RATE TAG
   fi
   if has gemma3; then
     launch gemma3 "$rate" "$OUT/bin/equarx-gemma3" bench --model "$GEMMA3_MODEL" --tokens "$GEMMA3_TOKENS" \
-      --reps "$GEMMA3_REPS" --gemm-threads "$GEMMA3_THREADS" --sweep --json "$OUT/raw/${tag}_gemma3.jsonl"
+      --reps "$GEMMA3_REPS" --gemm-threads "$GEMMA3_THREADS" --sweep --block 64 --scale f32 \
+      --json "$OUT/raw/${tag}_gemma3.jsonl"
   fi
 }

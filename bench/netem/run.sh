@@ -80,11 +80,12 @@ usage: bench/netem/run.sh [options]
   --rounding R        rounding of the formats config: nearest or stochastic (default nearest)
   --phases LIST       phases on bf16 data (default rs,ag,rs+ag)
   --f32-phases LIST   phases on f32 data (default rs+ag)
-  --block N           int8 block (default 128)
+  --block N           int8 block (default 128; 0: the library's default for the scale format)
   --rotation LIST     rotation of every equarx-perf launch: none, hadamard or a comma list (each
                       row records it); default: the library's (hadamard for int8, none for fp8)
-  --scale LIST        block-scale format of every equarx-perf launch: f32, bf16, two_level or a
-                      comma list (each row records it); default: the library's (f32)
+  --scale LIST        block-scale format of every equarx-perf launch: f32, bf16, two_level,
+                      default (the library's: two_level for the integer codecs, f32 for fp8) or a
+                      comma list (each row records it); default f32
   --check 0|1         error check against the f64 sum (default 1)
   --out DIR           results directory (default out/netem/YYYYmmdd-HHMMSS)
   --prefix NAME       namespace name prefix, [a-z][a-z0-9-]{0,19} (default eqx-PID)
@@ -129,7 +130,7 @@ DDP_STEPS=300 DDP_LAUNCHER=torchrun TORCH_VENV=.venv-torch2 RPH=1 THREADS=1 HIER
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
-DATA_PATH=sockets ROTATION= SCALE=
+DATA_PATH=sockets ROTATION= SCALE=f32
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
 GEN_PROMPT=512 GEN_TOKENS=128 GEN_LAUNCHES=2 ENC_LAUNCHES=3
 TF_MODEL=.venv-torch2/models/gemma3-270m-tp TF_PROMPT=512 TF_TOKENS=64 TF_REPS=3 TF_LAUNCHES=2
@@ -439,7 +440,7 @@ link_check() {   # one TCP stream h0 -> h1 for 3 s with iperf3 (if installed): t
 perf_common() {
   PERF_ARGS=(-n "$ITERS" -w "$WARMUP" -c "$CHECK" --block "$BLOCK")
   if [[ -n $ROTATION ]]; then PERF_ARGS+=(--rotation "$ROTATION"); fi
-  if [[ -n $SCALE ]]; then PERF_ARGS+=(--scale "$SCALE"); fi
+  PERF_ARGS+=(--scale "$SCALE")
 }
 
 # shellcheck source=bench/netem/app_configs.sh
@@ -568,7 +569,7 @@ EOF
   echo "command: $0 $ORIG_ARGS"
   echo "ranks_per_host=$RPH"
   echo "threads=$THREADS"
-  echo "hosts=$HOSTS_LIST rates=$RATES_LIST configs=$CONFIGS sizes=$MINB..$MAXB x$FACTOR iters=$ITERS warmup=$WARMUP block=$BLOCK scale=${SCALE:-default} rotation=${ROTATION:-default} mtu=$MTU tbf_latency=$TBF_LATENCY"
+  echo "hosts=$HOSTS_LIST rates=$RATES_LIST configs=$CONFIGS sizes=$MINB..$MAXB x$FACTOR iters=$ITERS warmup=$WARMUP block=$BLOCK scale=$SCALE rotation=${ROTATION:-default} mtu=$MTU tbf_latency=$TBF_LATENCY"
 } >"$OUT/env.txt"
 for h in ${HOSTS_LIST//,/ }; do
   [[ $h =~ ^[0-9]+$ && $h -ge 2 && $h -le 64 ]] || { log "bad host count $h"; exit 2; }

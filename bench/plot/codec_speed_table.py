@@ -13,7 +13,7 @@
             (int8, int6, int5, int4) beside memcpy on every SIMD target, and 1 Gbit/s calls by
             codec against the bf16 ring, with the speedup the byte ratio predicts;
   default   bench/default_point.sh (bench/results/default_point/): 1 Gbit/s two_shot calls at
-            each block and scale format, their time over the default point's.
+            each block and scale format, their time over the B64 f32 point's.
 With --splice FILE it replaces the text between <!-- generated:scale_speed:begin --> and
 <!-- generated:scale_speed:end --> (rotation: rotation_speed, fused: fused_speed, packed:
 packed_speed, default: default_point) in FILE.
@@ -209,7 +209,7 @@ def default_netem(res):
     """1 Gbit/s rows of bench/default_point.sh: per size and point (block, scale format) of
     two_shot rs+ag int8, its wire bytes over the bf16 ring's, and medians over the launches
     (netem_1gbit_h4/round*/) of its time, its speedup over the bf16 ring of the same sweep pass
-    and its time over the same launch's default point's (block 64, f32)."""
+    and its time over the same launch's B64 f32 point's (the one-level scales' default block)."""
     key = lambda r: (r["size_bytes"], int(option(r, "block")), option(r, "scale"))
     runs = []
     for d in sorted(glob.glob(os.path.join(res, "netem_1gbit_h4", "round*"))):
@@ -217,13 +217,13 @@ def default_netem(res):
         runs.append(({key(r): r for r in rows if r["algo"] == "ring"},
                      {key(r): r for r in rows if r["algo"] == "two_shot"}))
     med = statistics.median
-    out = ["| size, H = 4 | block, scales | wire / bf16 ring | time | speedup | time / default point's, per launch | median |",
+    out = ["| size, H = 4 | block, scales | wire / bf16 ring | time | speedup | time / B64 f32's, per launch | median |",
            "|---|---|---:|---:|---:|---|---:|"]
     first = runs[0][1]
     for k in sorted(first, key=lambda k: (k[0], first[k]["wire_bytes"], k[1])):
         d = (k[0], 64, "f32")
         ratios = [p[k]["time_us"] / p[d]["time_us"] for _, p in runs]
-        name = f"B{k[1]} {k[2]}" + (" (default)" if k[1:] == (64, "f32") else "")
+        name = f"B{k[1]} {k[2]}"
         out.append(f"| {k[0] >> 20} MiB | {name} | {first[k]['wire_bytes'] / runs[0][0][k]['wire_bytes']:.3f} | "
                    f"{med([p[k]['time_us'] for _, p in runs]) / 1e3:.1f} ms | "
                    f"{med([g[k]['time_us'] / p[k]['time_us'] for g, p in runs]):.2f}x | "
@@ -343,7 +343,8 @@ def main():
                 "**At 1 Gbit/s**, 4 emulated hosts, one rank each, equarx's TCP data path, bf16 data, "
                 "two_shot rs+ag int8 with the default rotation, median of 7 calls per launch, "
                 f"{launches} launches; time and speedup (the bf16 ring's time in the same sweep pass / this "
-                "row's) are medians over the launches; the default point is block 64 with f32 scales:",
+                "row's) are medians over the launches; each point's time is also given over the B64 f32 "
+                "point's of the same launch:",
                 ""] + table + [""]
         for d in sorted(glob.glob(os.path.join(res, "netem_1gbit_h4", "round*"))):
             nenv = env_of(os.path.join(d, "env.txt"))

@@ -41,8 +41,8 @@ def size_arg(text):
 
 
 CONFIGS = [  # (row name, backend, options)
-    ("equarx_int8_full_bidir", "equarx", dict(algorithm="full_bidir", phases="rs+ag", codec="int8")),
-    ("equarx_int8_two_shot", "equarx", dict(algorithm="two_shot", phases="rs+ag", codec="int8")),
+    ("equarx_int8_full_bidir", "equarx", dict(algorithm="full_bidir", phases="rs+ag", codec="int8", block=64, scale="f32")),
+    ("equarx_int8_two_shot", "equarx", dict(algorithm="two_shot", phases="rs+ag", codec="int8", block=64, scale="f32")),
     ("equarx_bf16_ring", "equarx", dict(algorithm="ring")),
     ("gloo_f32", "gloo", None),
 ]

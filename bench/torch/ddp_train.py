@@ -13,7 +13,7 @@ The task, model, batches and optimizer are examples/python/torch_ddp_train.py's 
 model of the GPL v3 text, ~0.33 M parameters, SGD with momentum). The process group is
 "equarx"; the f32 run trains DDP on a gloo group made from the same store (torch's own
 AllReduce), the others register equarx.torch.allreduce_hook on the equarx group with full_bidir
-rs+ag pinned (block 64 and the rotation: the library's defaults) and the codec. Every run
+rs+ag, block 64 with f32 scales pinned (the rotation: the library's default) and the codec. Every run
 starts from the same weights and sees the same batches; the quantized runs go on for --extra
 (default 0.5) times more steps than f32's, so that the time to reach f32's final held-out loss
 is measured even where they reach it a little later by step. Timed: the training steps only (a
@@ -45,10 +45,10 @@ import launch  # noqa: E402
 
 CONFIGS = [  # (name, hook options or None for gloo f32)
     ("gloo f32", None),
-    ("int8", dict(algorithm="full_bidir", codec="int8")),
-    ("int8 EF", dict(algorithm="full_bidir", codec="int8", error_feedback=True)),
-    ("int4", dict(algorithm="full_bidir", codec="int4")),
-    ("int4 EF", dict(algorithm="full_bidir", codec="int4", error_feedback=True)),
+    ("int8", dict(algorithm="full_bidir", block=64, scale="f32", codec="int8")),
+    ("int8 EF", dict(algorithm="full_bidir", block=64, scale="f32", codec="int8", error_feedback=True)),
+    ("int4", dict(algorithm="full_bidir", block=64, scale="f32", codec="int4")),
+    ("int4 EF", dict(algorithm="full_bidir", block=64, scale="f32", codec="int4", error_feedback=True)),
 ]
 
 

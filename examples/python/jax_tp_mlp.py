@@ -103,7 +103,7 @@ for name, opts in [("equarx ring (unquantized)", dict(algorithm="ring")),
                    ("equarx semi int8 rs+ag", dict(algorithm="semi")),
                    ("equarx two_shot int8 rs+ag", dict(algorithm="two_shot")),
                    ("equarx full_bidir int8 ag only", dict(algorithm="full_bidir", phases="ag"))]:
-    configs.append((name, lambda a, ax, o=opts: ejax.psum(a, ax, block=64, **o)))
+    configs.append((name, lambda a, ax, o=opts: ejax.psum(a, ax, block=64, scale="f32", **o)))
 
 where = f"{N} CPU devices" + (f" in {args.processes} processes" if args.processes > 1 else "")
 if LEAD:

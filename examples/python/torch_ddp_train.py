@@ -12,10 +12,10 @@ equarx communicator through the gloo group's store. The same run, from the same 
 gradient AllReduce:
 
   f32        torch.distributed's own AllReduce (exact)
-  int8       equarx two-shot, int8 block 64, round to nearest even
+  int8       equarx two-shot, int8 block 64 (f32 scales), round to nearest even
   int8 SR    ... stochastic rounding (seeded, unbiased)
   int8 EF    ... round to nearest, error feedback (residual per bucket)
-  int4       equarx two-shot, int4 block 64, round to nearest
+  int4       equarx two-shot, int4 block 64 (f32 scales), round to nearest
   int4 EF    ... error feedback
 
 Prints, and writes as a markdown table: final training loss (mean of the last 10% of steps),
@@ -94,7 +94,7 @@ def worker(rank, world, port, steps, outdir):
         ddp = torch.nn.parallel.DistributedDataParallel(net)
         state = None
         if opts is not None:
-            state = et.HookState(algorithm="two_shot", block=64, rotation="none", **opts)
+            state = et.HookState(algorithm="two_shot", block=64, scale="f32", rotation="none", **opts)
             ddp.register_comm_hook(state, et.allreduce_hook)
         opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
         rng = np.random.default_rng(1000 + rank)  # the same batches for every configuration

@@ -68,7 +68,8 @@ typedef enum { equarxRoundNearest = 0, equarxRoundStochastic = 1 } equarxRoundin
 typedef enum {
   equarxScaleF32 = 0,
   equarxScaleBF16 = 1,
-  equarxScaleTwoLevel = 2 /* bf16 per block + a 4-bit multiplier per 8 elements (integer codecs) */
+  equarxScaleTwoLevel = 2, /* bf16 per block + a 4-bit multiplier per 8 elements (integer codecs) */
+  equarxScaleDefault = 3   /* the codec's measured default: two_level for integer codecs, else f32 */
 } equarxScaleFormat_t;
 
 /* Rotation before quantizing (equarx::Rotation): default = EQUARX_ROTATION, else the codec's
@@ -87,7 +88,8 @@ typedef struct {
   int algorithm;              /* equarxAlgorithm_t, default equarxAlgoAuto */
   int phases;                 /* equarxPhases_t, default equarxPhasesRSAG */
   int codec;                  /* equarxCodec_t, default equarxCodecInt8 */
-  size_t block;               /* elements per scale block, 16..4096, default 64 */
+  size_t block;               /* elements per scale block, 16..4096; 0 (default) = 128 with
+                                 two-level scales, else 64 */
   size_t microshards;         /* 0 = EQUARX_MICROSHARDS, else its default */
   size_t quantize_min_bytes;  /* below this the unquantized ring is used; 0 = never */
   int f32_partials;           /* unquantized RS hops carry f32 */
@@ -98,7 +100,7 @@ typedef struct {
   uint64_t seed;              /* seed of stochastic rounding and of the rotation's signs */
   /* since 0.3: */
   int rotation;               /* equarxRotation_t, default equarxRotationDefault */
-  int scale;                  /* equarxScaleFormat_t, default equarxScaleF32 */
+  int scale;                  /* equarxScaleFormat_t, default equarxScaleDefault */
   /* Any option of the library's option table by name, as "key=value,key=value" text (set it
    * with equarxConfigSetOption; applied after the fields above). Options added to the library
    * later reach C through this without a new field. */
@@ -106,8 +108,8 @@ typedef struct {
 } equarxConfig_t;
 
 #define EQUARX_CONFIG_INITIALIZER                                                              \
-  { sizeof(equarxConfig_t), equarxAlgoAuto, equarxPhasesRSAG, equarxCodecInt8, 64, 0, 0, 0, \
-    0, 1, equarxRoundNearest, 0, equarxRotationDefault, equarxScaleF32, "" }
+  { sizeof(equarxConfig_t), equarxAlgoAuto, equarxPhasesRSAG, equarxCodecInt8, 0, 0, 0, 0, \
+    0, 1, equarxRoundNearest, 0, equarxRotationDefault, equarxScaleDefault, "" }
 
 /* Opt-in telemetry of one call on one rank (what this rank's encodes did; estimates from the
  * block scales, see equarx::AllReduceStats). Set `size` (EQUARX_STATS_INITIALIZER) so that

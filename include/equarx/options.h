@@ -13,7 +13,11 @@ namespace equarx {
 
 inline constexpr size_t kMinBlock = 16;
 inline constexpr size_t kMaxBlock = 4096;
+/// The block of one-level scales (f32, bf16) when a call leaves it unset, and the codec API's.
 inline constexpr size_t kDefaultBlock = 64;
+/// The block of two-level scales when a call leaves it unset (docs/performance.md, "The
+/// default point").
+inline constexpr size_t kDefaultTwoLevelBlock = 128;
 inline constexpr size_t kMaxMicroshards = 64;
 inline constexpr uint32_t kMaxThreads = 64;
 
@@ -31,11 +35,14 @@ struct AllReduceOptions {
   Algorithm algorithm = Algorithm::kAuto;  ///< by message size (docs/algorithms.md, "auto")
   Phases phases = Phases::kRSAG;
   Codec codec = Codec::kInt8;
-  /// Elements per scale block, in [kMinBlock, kMaxBlock].
-  size_t block = kDefaultBlock;
-  /// How each block's scale is stored: f32 (4 bytes) or bf16 (2 bytes; block 32 with bf16
-  /// scales costs what block 64 with f32 scales costs).
-  ScaleFormat scale = ScaleFormat::kF32;
+  /// Elements per scale block, in [kMinBlock, kMaxBlock]; 0 = DefaultBlock(scale as resolved):
+  /// 128 with two-level scales, else 64.
+  size_t block = 0;
+  /// How each block's scale is stored: f32 (4 bytes), bf16 (2 bytes; block 32 with bf16
+  /// scales costs what block 64 with f32 scales costs) or two-level (bf16 per block and 4 bits
+  /// per 8 elements); kDefault = DefaultScale(codec, block): two_level for the integer codecs
+  /// (unless the block asked for is not a multiple of 16), f32 for fp8.
+  ScaleFormat scale = ScaleFormat::kDefault;
   /// Rounding of the quantized phases. kStochastic needs an integer codec (int8, int6, int5, int4).
   Rounding rounding = Rounding::kNearest;
   /// Seed of stochastic rounding. The random bits of a value depend only on (seed, the hop
@@ -81,6 +88,13 @@ struct AllReduceOptions {
 /// The rotation `kDefault` resolves to for a quantized plan of this codec when EQUARX_ROTATION
 /// is not set (chosen by measurement: docs/accuracy.md).
 Rotation DefaultRotation(Codec codec);
+/// The scale format `kDefault` resolves to for this codec and block as asked (0 = unset):
+/// the codec's measured default (docs/performance.md, "The default point"), or f32 where a
+/// block asked for cannot take it (two-level scales need a multiple of 16).
+ScaleFormat DefaultScale(Codec codec, size_t block);
+/// The block an unset `block` (0) resolves to under scale format `scale` (resolved):
+/// kDefaultTwoLevelBlock for two-level scales, else kDefaultBlock.
+size_t DefaultBlock(ScaleFormat scale);
 
 // ---- Options as data --------------------------------------------------------------------
 // One table describes every field of AllReduceOptions (except tune_file, a path): it drives
@@ -132,11 +146,16 @@ std::string FormatNonDefaultOptions(const AllReduceOptions& options);
 /// rounding with an fp8 codec, rotation with naive_fp8). Buffers are not looked at.
 Status CheckOptions(const AllReduceOptions& options);
 /// The options with every "from the environment / the default" value filled in as a call
-/// resolves them (microshards, timeout_ms, rotation; EQUARX_* variables read now): what every
-/// rank checks, describes and runs.
+/// resolves them (microshards, timeout_ms, rotation, scale, block; EQUARX_* variables read
+/// now): what every rank checks, describes and runs.
 AllReduceOptions ResolveOptions(const AllReduceOptions& options);
-/// Elements per rotation block (rotation = hadamard): the scale block, or 16 (two sub-blocks)
-/// with two-level scales, whose steps follow 8 elements each.
+/// The scale format a call of `options` runs: `scale`, or DefaultScale(codec, block) where it
+/// is kDefault.
+ScaleFormat ScaleOf(const AllReduceOptions& options);
+/// The block a call of `options` runs: `block`, or DefaultBlock(ScaleOf(options)) where it is 0.
+size_t BlockOf(const AllReduceOptions& options);
+/// Elements per rotation block (rotation = hadamard): the scale block (BlockOf), or 16 (two
+/// sub-blocks) with two-level scales (ScaleOf), whose steps follow 8 elements each.
 size_t RotationBlockOf(const AllReduceOptions& options);
 
 }  // namespace equarx

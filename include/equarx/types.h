@@ -153,10 +153,15 @@ enum class ScaleFormat : uint8_t {
   /// 4-bit multiplier (c + 1) / 16 of it, so each 8 elements get their own step. 2 bytes per
   /// block plus half a byte per 8 elements; integer codecs only, block a multiple of 16.
   kTwoLevel = 2,
+  /// The codec's measured default (DefaultScale in options.h): two_level for the integer
+  /// codecs, f32 for fp8. A block left unset follows the scale it resolves to (DefaultBlock).
+  kDefault = 3,
 };
 
 namespace detail {
 inline constexpr EnumInfo kScaleFormats[] = {
+    {int(ScaleFormat::kDefault), "default",
+     "the codec's measured default: two_level for integer codecs (block 128), f32 for fp8 (block 64)"},
     {int(ScaleFormat::kF32), "f32", "f32 scale per block (4 bytes)"},
     {int(ScaleFormat::kBF16), "bf16",
      "scale rounded up to bf16 (2 bytes; the range of f32, 8 significant bits)"},
@@ -185,6 +190,7 @@ struct CodecTraits {
   unsigned code_bits;  ///< bits per value on the wire, before the block scales
   bool integer;        ///< integer codes: stochastic rounding applies
   Rotation default_rotation;  ///< what Rotation::kDefault means for it (measured)
+  ScaleFormat default_scale;  ///< what ScaleFormat::kDefault means for it (measured)
 };
 namespace detail {
 inline constexpr EnumInfo kCodecs[] = {
@@ -198,15 +204,17 @@ inline constexpr EnumInfo kCodecs[] = {
 // Indexed by the enum values. Default rotations measured on a real model's activations
 // (docs/accuracy.md, section 6; docs/gemma3.md): the rotation cuts the integer codecs' error
 // several times over and keeps Gaussian data's; it makes both fp8 grids worse (their codes
-// already carry relative precision). The codec's wire format is its row of the library's
+// already carry relative precision). Default scales: two-level scales are the lowest-KL point
+// at int8's byte budget whose speed costs at most 3% (docs/performance.md, "The default
+// point"); fp8 has no two-level scales. The codec's wire format is its row of the library's
 // block format table (src/codec/block_formats.inc), which a test holds to these traits.
 inline constexpr CodecTraits kCodecTraits[] = {
-    /* int8     */ {8, true, Rotation::kHadamard},
-    /* int4     */ {4, true, Rotation::kHadamard},
-    /* fp8_e4m3 */ {8, false, Rotation::kNone},
-    /* fp8_e5m2 */ {8, false, Rotation::kNone},
-    /* int6     */ {6, true, Rotation::kHadamard},
-    /* int5     */ {5, true, Rotation::kHadamard},
+    /* int8     */ {8, true, Rotation::kHadamard, ScaleFormat::kTwoLevel},
+    /* int4     */ {4, true, Rotation::kHadamard, ScaleFormat::kTwoLevel},
+    /* fp8_e4m3 */ {8, false, Rotation::kNone, ScaleFormat::kF32},
+    /* fp8_e5m2 */ {8, false, Rotation::kNone, ScaleFormat::kF32},
+    /* int6     */ {6, true, Rotation::kHadamard, ScaleFormat::kTwoLevel},
+    /* int5     */ {5, true, Rotation::kHadamard, ScaleFormat::kTwoLevel},
 };
 }  // namespace detail
 
@@ -215,7 +223,7 @@ std::string_view PhasesName(Phases p);  ///< "rs", "ag", "rs+ag"
 std::string_view CodecName(Codec c);
 std::string_view RoundingName(Rounding r);  ///< "nearest", "stochastic"
 std::string_view RotationName(Rotation r);  ///< "default", "none", "hadamard"
-std::string_view ScaleFormatName(ScaleFormat s);  ///< "f32", "bf16", "two_level"
+std::string_view ScaleFormatName(ScaleFormat s);  ///< "f32", "bf16", "two_level", "default"
 std::optional<Algorithm> ParseAlgorithm(std::string_view name);
 std::optional<Phases> ParsePhases(std::string_view name);
 std::optional<Codec> ParseCodec(std::string_view name);

@@ -138,6 +138,8 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
   no_check.validate = false;
   AllReduceOptions layout = inner;
   layout.ranks_per_host = uint32_t(R);
+  layout.scale = ScaleOf(inner);  // the block grid the shards are cut on
+  layout.block = BlockOf(inner);
   // Rank 0 owns shard 0 (hierarchical.cc cuts R shards on the block grid) and runs one inner
   // AllReduce per chunk of it, one after the other.
   const std::vector<Range> chunks = HierarchicalChunks(layout, dtype, count, N, 0);

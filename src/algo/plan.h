@@ -139,8 +139,9 @@ struct PlanArgs {
   Phases phases = Phases::kRSAG;
   codec::WireSpec quantized;  ///< wire of the quantized phases
   bool f32_partials = false;  ///< unquantized RS hops carry f32 instead of the dtype
-  /// The rotation block when the caller asked for a rotation explicitly, else 0: the ring then
-  /// cuts its shards on rotation blocks (contribution.h rotates whole segments).
+  /// The rotation block where the plan may rotate (a quantized plan with the rotation, an
+  /// unquantized one when the caller asked for it), else 0: the ring then cuts its shards on
+  /// rotation blocks (contribution.h rotates whole segments).
   size_t rotation_block = 0;
 
   codec::WireSpec RawRs() const;  ///< the wire of an unquantized RS hop

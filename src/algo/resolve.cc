@@ -43,11 +43,14 @@ AllReduceOptions ResolveDefaults(const AllReduceOptions& in, const env::Settings
     if (const std::optional<uint64_t> v = f.knob->option_value(env)) f.field->set(&o, *v);
   }
   // What applies after the knob: ranks_per_host from the transport's layout; threads stays 0
-  // (the communicator divides its cores); rotation by the plan and the codec. A default
-  // rotation (EQUARX_ROTATION's included) applies to quantized plans only.
+  // (the communicator divides its cores); rotation by the plan and the codec; scale and block
+  // by the codec. A default rotation (EQUARX_ROTATION's included) applies to quantized plans
+  // only.
   if (o.ranks_per_host == 0) o.ranks_per_host = uint32_t(std::max(1, hosts_found));
   if (in.rotation == Rotation::kDefault && !TakesCodec(o.algorithm)) o.rotation = Rotation::kNone;
   else if (o.rotation == Rotation::kDefault) o.rotation = DefaultRotation(o.codec);
+  o.scale = ScaleOf(in);
+  o.block = BlockOf(in);
   return o;
 }
 
@@ -113,7 +116,8 @@ codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding, uint
   return w;
 }
 
-Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks, const TuneTable& table) {
+Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks, const TuneTable& table,
+                bool rotation_asked) {
   Algorithm a = o.algorithm;
   Phases phases = o.phases;
   const size_t bytes = count * DTypeSize(dtype);
@@ -130,7 +134,10 @@ Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
   args.phases = phases;
   args.quantized = QuantizedWire(o.codec, o.block, o.rounding, o.seed, o.scale);
   args.f32_partials = o.f32_partials;
-  if (o.rotation == Rotation::kHadamard) args.rotation_block = RotationBlockOf(o);
+  // An unquantized plan rotates only when asked (PlanRotates): only then do its shards follow
+  // the rotation block, so that auto's ring is the ring asked for, bit for bit.
+  if (o.rotation == Rotation::kHadamard && (rotation_asked || IsQuantized(a)))
+    args.rotation_block = RotationBlockOf(o);
   // auto resolved above; hierarchical is not one plan (hierarchical.cc runs it): the ring
   // stands in.
   if (a == Algorithm::kAuto || a == Algorithm::kHierarchical) a = Algorithm::kRing;
@@ -163,7 +170,7 @@ Status PlanRotates(const AllReduceOptions& o, bool asked, Algorithm chosen, cons
 Status InnerPlan(const Resolved& r, DType dtype, size_t count, int hosts, Plan* plan, bool* rotate) {
   AllReduceOptions inner = r.options;
   inner.algorithm = r.options.inner;
-  *plan = SelectPlan(inner, dtype, count, hosts, *r.table);
+  *plan = SelectPlan(inner, dtype, count, hosts, *r.table, r.rotation_asked);
   // Every inner plan counts as the caller's choice: a rotation asked for is refused, never
   // dropped, where a chunk's plan has an unquantized f16 hop.
   if (!PlanRotates(inner, r.rotation_asked, plan->algorithm, *plan, rotate).ok())
@@ -203,7 +210,7 @@ Status Decide(const Call& call, Resolved* out) {
     r.rotate = o.rotation == Rotation::kHadamard;  // each inner plan decides (InnerPlan)
     can_repeat = false;
   } else {
-    r.plan = SelectPlan(o, call.dtype, call.count, call.ranks, *r.table);
+    r.plan = SelectPlan(o, call.dtype, call.count, call.ranks, *r.table, r.rotation_asked);
     EQUARX_RETURN_IF_ERROR(PlanRotates(o, r.rotation_asked, call.options.algorithm, r.plan, &r.rotate));
     // one_shot in one piece writes its output and the residual only once every contribution
     // is in: it can always repeat.

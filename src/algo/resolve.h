@@ -42,7 +42,8 @@
 namespace equarx::algo {
 
 /// The options with every "use the environment / the default" value filled in (microshards,
-/// timeout, ranks_per_host, threads, rotation): what every rank checks, describes and runs.
+/// timeout, ranks_per_host, threads, rotation, scale, block): what every rank checks,
+/// describes and runs.
 /// `hosts_found`: the transport's layout (Transport::ranks_per_host), the default of
 /// ranks_per_host after EQUARX_RANKS_PER_HOST.
 AllReduceOptions ResolveDefaults(const AllReduceOptions& asked, const env::Settings& env, int hosts_found = 1);
@@ -130,7 +131,9 @@ TuneTable AutoTableOf(const AllReduceOptions& asked, DType dtype, int ranks, con
 
 /// The flat plan of options `o` (resolved, valid) for `count` elements on `ranks` >= 2 ranks:
 /// auto's pick in `table`, the size gate, the plan builder. (Resolve's step 4.)
-Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks, const TuneTable& table);
+/// `rotation_asked`: the caller asked for rotation hadamard (Resolved::rotation_asked).
+Plan SelectPlan(const AllReduceOptions& o, DType dtype, size_t count, int ranks, const TuneTable& table,
+                bool rotation_asked);
 
 /// The wire format of a codec at a block size, with its rounding.
 codec::WireSpec QuantizedWire(Codec codec, size_t block, Rounding rounding = Rounding::kNearest,

@@ -69,7 +69,8 @@ static_assert(int(equarx::Rotation::kDefault) == equarxRotationDefault &&
               int(equarx::Rotation::kHadamard) == equarxRotationHadamard);
 static_assert(int(equarx::ScaleFormat::kF32) == equarxScaleF32 &&
               int(equarx::ScaleFormat::kBF16) == equarxScaleBF16 &&
-              int(equarx::ScaleFormat::kTwoLevel) == equarxScaleTwoLevel);
+              int(equarx::ScaleFormat::kTwoLevel) == equarxScaleTwoLevel &&
+              int(equarx::ScaleFormat::kDefault) == equarxScaleDefault);
 static_assert(int(equarx::DType::kFloat32) == equarxFloat32 &&
               int(equarx::DType::kBFloat16) == equarxBFloat16 &&
               int(equarx::DType::kFloat16) == equarxFloat16);
@@ -302,7 +303,7 @@ equarxResult_t equarxAllReduceEx(const void* sendbuff, void* recvbuff, size_t co
     }
     // A bad config still goes through AllReduce's validation so that every rank hears of it:
     // an out-of-range block is forced here, reported by the descriptor exchange.
-    if (!s.ok()) o.block = 0;
+    if (!s.ok()) o.block = 1;
     const int dt = int(datatype);
     const auto dtype = equarx::DType(uint8_t(dt >= 0 && dt <= 2 ? dt : 255));
     equarx::AllReduceStats st;

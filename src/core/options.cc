@@ -113,9 +113,9 @@ const Table& TheTable() {
                         "which phases carry quantized data: rs, ag or rs+ag"),
         EQUARX_ENUM_ROW(codec, "", Codec, CodecTable, true, "wire codec of the quantized phases"),
         EQUARX_UINT_ROW(block, "", size_t, kMinBlock, kMaxBlock, true,
-                        "elements per scale block (and per rotation block; 16 with two_level)"),
+                        "elements per scale block (and per rotation block; 16 with two_level); 0 = 128 with two_level scales, else 64"),
         EQUARX_ENUM_ROW(scale, "", ScaleFormat, ScaleFormatTable, true,
-                        "how each block's scale is stored: f32 (4 bytes), bf16 (2 bytes) or two_level (bf16 + 4 bits per 8 elements)"),
+                        "how each block's scale is stored: f32 (4 bytes), bf16 (2 bytes), two_level (bf16 + 4 bits per 8 elements) or default (two_level for integer codecs, f32 for fp8)"),
         EQUARX_ENUM_ROW(rounding, "", Rounding, RoundingTable, true,
                         "rounding of the quantized phases: nearest or stochastic (integer codecs)"),
         EQUARX_UINT_ROW(seed, "", uint64_t, 0, UINT64_MAX, true,
@@ -186,9 +186,22 @@ std::optional<uint64_t> ParseInteger(std::string_view v) {
   return x * mult;
 }
 
+// Whether v is in f's range. An unsigned option whose default is 0 takes 0 as "unset" (the
+// call resolves it: algo::ResolveDefaults) even where its range starts above 0 (block).
+bool InRange(const OptionField& f, uint64_t v) {
+  return (v == 0 && f.get(AllReduceOptions{}) == 0) || (v >= f.min && v <= f.max);
+}
+
 }  // namespace
 
 Rotation DefaultRotation(Codec codec) { return TraitsOf(codec).default_rotation; }
+ScaleFormat DefaultScale(Codec codec, size_t block) {
+  const ScaleFormat s = TraitsOf(codec).default_scale;
+  return s == ScaleFormat::kTwoLevel && block % 16 != 0 ? ScaleFormat::kF32 : s;
+}
+size_t DefaultBlock(ScaleFormat scale) {
+  return scale == ScaleFormat::kTwoLevel ? kDefaultTwoLevelBlock : kDefaultBlock;
+}
 
 const OptionField* OptionFields(size_t* n) {
   const Table& t = TheTable();
@@ -230,7 +243,7 @@ Status ParseOptionValue(const OptionField& f, std::string_view v, uint64_t* out)
   auto x = ParseInteger(v);
   if (!x)
     return InvalidArgument("option " + key + "='" + std::string(v) + "' is not a non-negative integer");
-  if (*x < f.min || *x > f.max)
+  if (!InRange(f, *x))
     return InvalidArgument(key + " " + std::to_string(*x) + " is out of range [" +
                            std::to_string(f.min) + ", " + std::to_string(f.max) + "]");
   *out = *x;
@@ -302,7 +315,7 @@ Status CheckOptions(const AllReduceOptions& o) {
       bool known = false;
       for (size_t k = 0; k < f.num_values; ++k) known = known || uint64_t(f.values[k].id) == v;
       if (!known) return InvalidArgument("unknown " + std::string(f.name) + " " + std::to_string(v));
-    } else if (v < f.min || v > f.max) {
+    } else if (!InRange(f, v)) {
       return InvalidArgument(std::string(f.name) + " " + std::to_string(v) + " is out of range [" +
                              std::to_string(f.min) + ", " + std::to_string(f.max) + "]");
     }
@@ -325,8 +338,14 @@ Status CheckOptions(const AllReduceOptions& o) {
   return Status::Ok();
 }
 
+ScaleFormat ScaleOf(const AllReduceOptions& o) {
+  return o.scale == ScaleFormat::kDefault ? DefaultScale(o.codec, o.block) : o.scale;
+}
+
+size_t BlockOf(const AllReduceOptions& o) { return o.block ? o.block : DefaultBlock(ScaleOf(o)); }
+
 size_t RotationBlockOf(const AllReduceOptions& o) {
-  return o.scale == ScaleFormat::kTwoLevel ? 16 : o.block;
+  return ScaleOf(o) == ScaleFormat::kTwoLevel ? 16 : BlockOf(o);
 }
 
 }  // namespace equarx

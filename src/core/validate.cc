@@ -88,11 +88,15 @@ std::string Diff(const Descriptor& a, const Descriptor& b) {
   if (a.count != b.count) return f("count", num(a.count), num(b.count));
   if (a.dtype != b.dtype)
     return f("dtype", std::string(DTypeName(DType(a.dtype))), std::string(DTypeName(DType(b.dtype))));
+  // Every option that differs (one asked for can resolve another: scale bf16 takes block 64).
   size_t n = 0;
   const OptionField* t = OptionFields(&n);
+  std::string options;
   for (size_t i = 0; i < n; ++i)
     if (a.fields[i] != b.fields[i])
-      return f(t[i].name, FormatOptionValue(t[i], a.fields[i]), FormatOptionValue(t[i], b.fields[i]));
+      options += (options.empty() ? "" : ", ") +
+                 f(t[i].name, FormatOptionValue(t[i], a.fields[i]), FormatOptionValue(t[i], b.fields[i]));
+  if (!options.empty()) return options;
   if (a.tune_hash != b.tune_hash)
     return "a different table for auto than rank 0 (EQUARX_TUNE_FILE, or without one the cost "
            "model's network: EQUARX_LINK_GBIT, EQUARX_STEP_US)";

@@ -150,7 +150,8 @@ double Mse(const std::vector<Buffer>& in, const std::vector<double>& exact, Conf
   AllReduceOptions o;
   o.algorithm = c.algo;
   o.phases = c.phases;
-  o.block = 64;
+  o.block = 64;  // the paper's setting: block 64, f32 scales
+  o.scale = ScaleFormat::kF32;
   o.f32_partials = f32_partials;
   return MseAgainstRounded(Reduce(in, o, false)[0], exact);
 }
@@ -246,11 +247,12 @@ TEST(WireBytes, TransportCountsWhatThePlanPredicts) {
   const size_t count = 1 << 20;
   for (int n : {2, 3, 8}) {
     auto in = MakeInputs(n, count, DType::kBFloat16, 1);
-    AllReduceOptions ring, q;
+    AllReduceOptions ring, q, d;
     ring.algorithm = Algorithm::kRing;
-    q.algorithm = Algorithm::kFullBidir;
+    q.algorithm = d.algorithm = Algorithm::kFullBidir;
     q.block = 128;
-    q.validate = false;  // count the collective's own bytes only
+    q.scale = ScaleFormat::kF32;
+    q.validate = d.validate = false;  // count the collective's own bytes only
     ring.validate = false;
     uint64_t sent_ring = 0, sent_q = 0;
     std::vector<std::unique_ptr<Communicator>> comms;
@@ -266,12 +268,20 @@ TEST(WireBytes, TransportCountsWhatThePlanPredicts) {
       return c.AllReduce(in[r].data(), out[r].data(), count, DType::kBFloat16, q);
     });
     sent_q = comms[0]->stats().bytes_sent - sent_ring;
+    tools::RunOnRanks(comms, [&](Communicator& c) {
+      auto r = size_t(c.rank());
+      return c.AllReduce(in[r].data(), out[r].data(), count, DType::kBFloat16, d);
+    });
+    const uint64_t sent_d = comms[0]->stats().bytes_sent - sent_ring - sent_q;
     EXPECT_EQ(sent_ring, Communicator::WireBytesPerRank(count, DType::kBFloat16, n, ring));
     EXPECT_EQ(sent_q, Communicator::WireBytesPerRank(count, DType::kBFloat16, n, q));
-    // bf16 ring: 2(N-1)/N * 2 bytes per element; int8/B=128: (1 + 4/128) bytes per element.
+    EXPECT_EQ(sent_d, Communicator::WireBytesPerRank(count, DType::kBFloat16, n, d));
+    // bf16 ring: 2(N-1)/N * 2 bytes per element; int8/B=128: (1 + 4/128) bytes per element;
+    // int8 at the default block and scale (128, two-level): (1 + 2/128 + 1/16).
     const double ideal_ring = 2.0 * (n - 1) / n * count * 2;
     EXPECT_NEAR(double(sent_ring) / ideal_ring, 1.0, 0.01);
     EXPECT_NEAR(double(sent_ring) / double(sent_q), 2.0 / (1.0 + 4.0 / 128), 0.01);
+    EXPECT_NEAR(double(sent_ring) / double(sent_d), 2.0 / (1.0 + 2.0 / 128 + 1.0 / 16), 0.01);
   }
 }
 

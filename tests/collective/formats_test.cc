@@ -178,6 +178,7 @@ TEST(Formats, ErrorAndBytesOrderedByCodec) {
   EXPECT_GT(i4 / i8, 100.0);  // 4 bits fewer: about (127/7)^2 = 329x the MSE
   AllReduceOptions o8, o4;
   o8.block = o4.block = 128;
+  o8.scale = o4.scale = ScaleFormat::kF32;
   o4.codec = Codec::kInt4;
   const double b8 = double(Communicator::WireBytesPerRank(1 << 20, DType::kBFloat16, 4, o8));
   const double b4 = double(Communicator::WireBytesPerRank(1 << 20, DType::kBFloat16, 4, o4));

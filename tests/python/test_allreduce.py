@@ -148,10 +148,11 @@ def test_error_feedback_conserves_the_sum_and_telemetry(rng):
     exact = np.sum(np.stack(xs).astype(np.float64), axis=0)
     back = ys[0].astype(np.float64) + np.sum(np.stack(res).astype(np.float64), axis=0)
     # Only f32 rounding is left: the conservation bound of docs/algorithms.md ("Error feedback,
-    # telemetry, stochastic rounding"), rotated (int4's default): 64·2^-24·(m_i + M_b/8), m_i
-    # = sum over ranks of |x| (the old residuals are 0), M_b the sum of m over i's rotation block.
+    # telemetry, stochastic rounding"), rotated (int4's default, over 16 elements with its
+    # default two-level scales): 64·2^-24·(m_i + M_b/8), m_i = sum over ranks of |x| (the old
+    # residuals are 0), M_b the sum of m over i's rotation block.
     m = np.sum(np.abs(np.stack(xs).astype(np.float64)), axis=0)
-    blocks = np.repeat(np.add.reduceat(m, np.arange(0, m.size, 64)), 64)[: m.size]
+    blocks = np.repeat(np.add.reduceat(m, np.arange(0, m.size, 16)), 16)[: m.size]
     assert np.all(np.abs(back - exact) <= 64 * 2.0**-24 * (m + blocks / 8))
     assert np.max(np.abs(ys[0] - exact)) > 0.05          # int4 itself loses far more
     assert len(g.last_stats) == 3
@@ -200,8 +201,9 @@ def test_rotation_and_scale_keywords(rng):
         equarx.allreduce(xs, block=40, scale="two_level")
     opts = equarx.options()
     assert opts["rotation"]["allowed"] == ["default", "none", "hadamard"]
-    assert opts["scale"]["allowed"] == ["f32", "bf16", "two_level"]
-    assert opts["scale"]["default"] == "f32"
+    assert opts["scale"]["allowed"] == ["default", "f32", "bf16", "two_level"]
+    assert opts["scale"]["default"] == "default"
+    assert opts["block"]["default"] == 0
     with pytest.raises(equarx.InvalidArgumentError, match="unknown rotation 'fourier'"):
         equarx.allreduce(xs, rotation="fourier")
     with pytest.raises(equarx.InvalidArgumentError, match="naive_fp8"):

@@ -164,6 +164,13 @@ double FlaggedBlockFactor(Codec c) {
   return double(f.q) / double(f.q_flag);
 }
 
+AllReduceOptions WithCodecDefaults(const AllReduceOptions& o) {
+  AllReduceOptions r = o;
+  r.scale = ScaleOf(o);
+  r.block = BlockOf(o);
+  return r;
+}
+
 bool RotationApplies(const AllReduceOptions& o, int ranks) {
   if (ranks < 2 || o.algorithm == Algorithm::kNaiveFp8) return false;
   if (o.rotation == Rotation::kHadamard) return true;
@@ -173,7 +180,7 @@ bool RotationApplies(const AllReduceOptions& o, int ranks) {
 
 AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
                                  uint32_t hosts) {
-  AllReduceOptions r = o;
+  AllReduceOptions r = WithCodecDefaults(o);
   const env::Settings env = env::Read();
   if (r.ranks_per_host == 0 && hosts > 1) r.ranks_per_host = hosts;  // the communicator's layout
   if (o.algorithm == Algorithm::kHierarchical) {  // its inner plans: see HierarchicalBound
@@ -243,6 +250,8 @@ void HierarchicalBound(const std::vector<const float*>& x, size_t count, uint64_
 void ErrorBound(const std::vector<const float*>& x, size_t count, uint64_t offset,
                 const AllReduceOptions& o, DType dtype, double* bound) {
   if (count == 0) return;
+  if (o.block == 0 || o.scale == ScaleFormat::kDefault)
+    return ErrorBound(x, count, offset, WithCodecDefaults(o), dtype, bound);
   if (o.algorithm == Algorithm::kHierarchical) return HierarchicalBound(x, count, offset, o, dtype, bound);
   if (RotationApplies(o, int(x.size()))) return RotatedBound(x, count, offset, o, dtype, bound);
   PlainBound(x, count, o, dtype, bound);

@@ -23,16 +23,21 @@ double EncodeErrorPerAbsmax(const AllReduceOptions& o);
 /// range, docs/wire_format.md): Q / Q_flag.
 double FlaggedBlockFactor(Codec c);
 
+/// The options with the scale format and block a call runs (ScaleOf, BlockOf: the codec's
+/// defaults where left unset); other fields unchanged.
+AllReduceOptions WithCodecDefaults(const AllReduceOptions& o);
+
 /// Whether a call with these options on `ranks` ranks runs rotated (finite inputs assumed):
 /// rotation hadamard, or default where the codec's default is hadamard and the algorithm
 /// quantizes. `o.algorithm` must be resolved (ResolveForBound) for `auto`.
 bool RotationApplies(const AllReduceOptions& o, int ranks);
 
-/// The options with the algorithm, phases and rotation the library's resolver (algo/resolve.h)
-/// decides for a call of `count` elements on `ranks` ranks of a communicator whose
-/// ranks_per_host() is `hosts` (the hosts' layout its data path found): auto's pick and the
-/// quantize_min_bytes gate, and the rotation as hadamard or none. Other fields unchanged
-/// (hierarchical: only ranks_per_host resolved).
+/// The options with the scale format, block, algorithm, phases and rotation the library's
+/// resolver (algo/resolve.h) decides for a call of `count` elements on `ranks` ranks of a
+/// communicator whose ranks_per_host() is `hosts` (the hosts' layout its data path found):
+/// the codec's default scale and block, auto's pick and the quantize_min_bytes gate, and the
+/// rotation as hadamard or none. Other fields unchanged (hierarchical: only the scale, block
+/// and ranks_per_host resolved).
 AllReduceOptions ResolveForBound(const AllReduceOptions& o, DType dtype, size_t count, int ranks,
                                  uint32_t hosts = 1);
 

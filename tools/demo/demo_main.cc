@@ -35,14 +35,15 @@ std::string Label(const Row& r) {
 
 int Main(int argc, char** argv) {
   uint64_t ranks = 8, iters = 5, seed = 1;
-  size_t size = size_t(2) << 20, block = kDefaultBlock;
+  size_t size = size_t(2) << 20, block = 0;
   ArgParser p("equarx-demo", "[options]");
-  std::string rotation_s = "default";
+  std::string rotation_s = "default", scale_s = "default";
   p.AddString("rotation", &rotation_s,
               "rotation of the quantized rows: default (the codec's: hadamard for int8), none, hadamard", "R");
   p.AddUint("ranks", &ranks, "ranks (threads), default 8");
   p.AddSize("size", &size, "bf16 elements per rank, default 2M (4 MiB)");
-  p.AddSize("block", &block, "int8 scale block, default 64", "B");
+  p.AddSize("block", &block, "int8 scale block, default 0: the library's (128 with two_level scales, else 64)", "B");
+  p.AddString("scale", &scale_s, "scale format of the quantized rows: default (the codec's: two_level for int8), f32, bf16, two_level", "S");
   p.AddUint("iters", &iters, "timed iterations per configuration (median), default 5");
   p.AddUint("seed", &seed, "data seed, default 1");
   if (auto rc = p.ParseCommandLine(argc, argv)) return *rc;
@@ -51,16 +52,27 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "equarx-demo: unknown rotation '%s' (default, none, hadamard)\n", rotation_s.c_str());
     return 2;
   }
-  if (ranks < 1 || ranks > 256 || iters < 1 || iters > 1000 || block < kMinBlock || block > kMaxBlock) {
-    std::fprintf(stderr, "equarx-demo: bad arguments (ranks 1..256, iters 1..1000, block %zu..%zu)\n",
+  const std::optional<ScaleFormat> scale = ParseScaleFormat(scale_s);
+  if (!scale) {
+    std::fprintf(stderr, "equarx-demo: unknown scale '%s' (default, f32, bf16, two_level)\n", scale_s.c_str());
+    return 2;
+  }
+  if (ranks < 1 || ranks > 256 || iters < 1 || iters > 1000 || (block != 0 && (block < kMinBlock || block > kMaxBlock))) {
+    std::fprintf(stderr, "equarx-demo: bad arguments (ranks 1..256, iters 1..1000, block 0 or %zu..%zu)\n",
                  kMinBlock, kMaxBlock);
+    return 2;
+  }
+  // The quantized rows' codec as the library resolves it (int8's default scale and block).
+  const AllReduceOptions codec = ResolveOptions(AllReduceOptions{.block = block, .scale = *scale});
+  if (Status st = CheckOptions(codec); !st.ok()) {
+    std::fprintf(stderr, "equarx-demo: %s\n", st.message().c_str());
     return 2;
   }
 
   std::printf("equarx demo: %llu ranks x %zu bf16 N(0,1) values (%s per rank), int8 block %zu, "
-              "rotation %s, median of %llu iterations\n",
-              static_cast<unsigned long long>(ranks), size, FormatBytes(double(size) * 2).c_str(), block,
-              rotation_s.c_str(), static_cast<unsigned long long>(iters));
+              "%s scales, rotation %s, median of %llu iterations\n",
+              static_cast<unsigned long long>(ranks), size, FormatBytes(double(size) * 2).c_str(), codec.block,
+              ScaleFormatName(codec.scale).data(), rotation_s.c_str(), static_cast<unsigned long long>(iters));
   std::printf("error vs bf16(exact f64 sum of the bf16 inputs); ratios vs the bf16 ring\n\n");
   std::unique_ptr<Bf16Experiment> e;
   GenSpec g;
@@ -82,7 +94,8 @@ int Main(int argc, char** argv) {
     AllReduceOptions opt;
     opt.algorithm = row.algo;
     opt.phases = row.phases;
-    opt.block = block;
+    opt.block = codec.block;
+    opt.scale = codec.scale;
     if (TakesCodec(row.algo)) opt.rotation = *rotation;  // (the ring and naive_fp8 never rotate here)
     RunResult first;
     std::vector<double> times;

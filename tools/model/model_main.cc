@@ -77,7 +77,8 @@ double Rate(size_t n, F fn) {
 // One thread's rates of the kernels the model charges, for this codec, block and dtype, on
 // buffers of n elements (a message's own size: past the caches the kernels run at the
 // memory's pace, which is what a large call's pipeline sees).
-algo::KernelRates Calibrate(const AllReduceOptions& o, DType dtype, size_t n) {
+algo::KernelRates Calibrate(const AllReduceOptions& asked, DType dtype, size_t n) {
+  const AllReduceOptions o = algo::ResolveDefaults(asked, env::Read());  // the codec as it runs
   std::vector<uint8_t> local(n * DTypeSize(dtype));
   std::vector<float> f(n);
   for (size_t i = 0; i < n; ++i) f[i] = float((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
@@ -244,7 +245,7 @@ int main(int argc, char** argv) {
             const algo::TuneTable& table = tables[2 * i + size_t(hier)];
             const algo::Prediction pr = hier ? algo::PredictHierarchical(o, *dtype, count, mm, table)
                                              : algo::PredictFlat(o, *dtype, count, mm, table);
-            const std::string name = OptionsText(pr, o, hier);
+            const std::string name = OptionsText(pr, algo::ResolveDefaults(o, network), hier);
             if (csv) {
               std::printf("%d,%d,%zu,%s,%s,%s,\"%s\",%d,%llu,%llu,%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
                           h, r,

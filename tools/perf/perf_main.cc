@@ -245,7 +245,7 @@ void Body(const Settings& s, const std::vector<Config>& configs, World& w) {
       if (o.mode != ExecutionMode::kNormal) ph += std::string("/") + ModeName(o.mode);
       std::string codec_name = c.quantized ? std::string(CodecName(o.codec)) : "-";
       if (codec_name != "-" && o.rounding == Rounding::kStochastic) codec_name += "/sr";
-      const size_t block = c.quantized ? o.block : 0;
+      const size_t block = c.quantized ? tools::WithCodecDefaults(o).block : 0;
       const std::string rot = mpi ? "-" : std::string(RotationName(o.rotation));
       std::printf("  %10zu %10zu %5s %10s %6s %8s %5zu %8s %10.1f %8.3f %8.3f %12.0f %9s %9s %7s%s\n",
                   count * esize, count, s.dtype.c_str(), c.algo.c_str(), ph.c_str(),

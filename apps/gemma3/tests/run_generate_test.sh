@@ -46,7 +46,8 @@ ring=$(field "$dir/inproc.jsonl" tokens | sed -n 2p) ring_bf16=$(field "$dir/inp
 ring_hash=$(field "$dir/inproc.jsonl" hidden_hash | sed -n 2p) ring_bf16_hash=$(field "$dir/inproc.jsonl" hidden_hash | sed -n 3p)
 [[ $ring_hash != "$ring_bf16_hash" ]] || fail "f32 and bf16 sums gave the same hidden state"
 [[ $(tr -d '[]' <<<"$ring" | tr , '\n' | sort -u | wc -l) -gt 2 ]] || fail "degenerate synthetic run: $ring"
-rows="ring (f32 in)|ring (bf16 in)|two_shot rs+ag int8 B64 hadamard (f32 in)|two_shot rs+ag int8 B64 hadamard (bf16 in)"
+rows="ring (f32 in)|ring (bf16 in)|two_shot rs+ag int8 B128 hadamard two_level-scale (f32 in)"
+rows+="|two_shot rs+ag int8 B128 hadamard two_level-scale (bf16 in)"
 rows+="|MPI_Allreduce (f32 in)|MPI_Allreduce (bf16 in)|"
 for path in mpi sockets; do
   mpi -x EQUARX_DATA_PATH=$path "$BIN" "${args[@]}" --algo ring,two_shot --dtype f32,bf16 --allreduce equarx,mpi \
