@@ -185,10 +185,11 @@ def test_rotation_and_scale_keywords(rng):
     assert mse(rotation="hadamard") < 0.5 * mse(rotation="none")
     assert mse() == mse(rotation="hadamard")  # int8's default rotation is hadamard
     assert mse(codec="fp8_e4m3") == mse(codec="fp8_e4m3", rotation="none")  # fp8's is none
+    assert mse() == mse(block=128, scale="two_level")  # int8's default scales and block
     assert mse(block=32, scale="bf16") > 0
     n = 1 << 14
     assert (equarx.wire_bytes_per_rank(n, "float32", 4, block=32, scale="bf16")
-            < equarx.wire_bytes_per_rank(n, "float32", 4, block=32))
+            < equarx.wire_bytes_per_rank(n, "float32", 4, block=32, scale="f32"))
     # Two-level scales: a 4-bit multiplier per 8 elements under each block's bf16 scale; at
     # block 128 less error than one bf16 scale per 32 elements (here about 10% less; outliers
     # spread by the rotation over 16 elements, not 32), for a few more bytes.
@@ -203,7 +204,7 @@ def test_rotation_and_scale_keywords(rng):
     assert opts["rotation"]["allowed"] == ["default", "none", "hadamard"]
     assert opts["scale"]["allowed"] == ["default", "f32", "bf16", "two_level"]
     assert opts["scale"]["default"] == "default"
-    assert opts["block"]["default"] == 0
+    assert opts["block"]["default"] == "0"
     with pytest.raises(equarx.InvalidArgumentError, match="unknown rotation 'fourier'"):
         equarx.allreduce(xs, rotation="fourier")
     with pytest.raises(equarx.InvalidArgumentError, match="naive_fp8"):

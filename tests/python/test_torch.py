@@ -222,8 +222,8 @@ def expected_wire_bytes(count, ranks, shard_bytes):
     """Bytes one rank sends, written out here rather than asked of the library: every
     algorithm below sends N-1 shards of count/N elements in its reduce-scatter and N-1 in its
     all-gather (docs/algorithms.md, "bytes sent per rank"); `shard_bytes(n)` is what a shard of
-    n elements costs on the wire. Shards are cut on the block grid (block 64 by default, for
-    the unquantized ring too), so the counts keep every shard (and every half of one, for
+    n elements costs on the wire. Shards are cut on the block grid (the unquantized ring's:
+    64), so the counts keep every shard (and every half of one, for
     full_bidir) a whole number of blocks."""
     assert count % ranks == 0
     return 2 * (ranks - 1) * shard_bytes(count // ranks)
@@ -240,10 +240,13 @@ def block_wire(codes_per_element, block, scale_bytes):
     (4096, 4, "bfloat16", dict(algorithm="ring"), lambda n: 2 * n),
     (3072, 3, "float32", dict(algorithm="ring"), lambda n: 4 * n),
     # int8, f32 scales: 1 + 4/B bytes per element
-    (4096, 4, "float32", dict(algorithm="two_shot", codec="int8", block=64), block_wire(1, 64, 4)),
-    (3072, 3, "bfloat16", dict(algorithm="full", codec="int8", block=128), block_wire(1, 128, 4)),
-    (8192, 4, "float32", dict(algorithm="full_bidir", codec="int8", block=64), block_wire(1, 64, 4)),
-    (7168, 7, "float16", dict(algorithm="semi", codec="int8", block=32), block_wire(1, 32, 4)),
+    (4096, 4, "float32", dict(algorithm="two_shot", codec="int8", block=64, scale="f32"), block_wire(1, 64, 4)),
+    (3072, 3, "bfloat16", dict(algorithm="full", codec="int8", block=128, scale="f32"), block_wire(1, 128, 4)),
+    (8192, 4, "float32", dict(algorithm="full_bidir", codec="int8", block=64, scale="f32"), block_wire(1, 64, 4)),
+    (7168, 7, "float16", dict(algorithm="semi", codec="int8", block=32, scale="f32"), block_wire(1, 32, 4)),
+    # int8 at the defaults (block 128, two-level scales): a bf16 scale per block and half a
+    # byte per 8 elements
+    (8192, 4, "float32", dict(algorithm="two_shot", codec="int8"), lambda n: block_wire(1, 128, 2)(n) + n // 16),
     # int4: two codes per byte; bf16 scales: 2 bytes per block
     (8192, 4, "float32", dict(algorithm="two_shot", codec="int4", block=32, scale="bf16"), block_wire(0.5, 32, 2)),
     (4096, 2, "float32", dict(algorithm="full", codec="int8", block=64, scale="bf16"), block_wire(1, 64, 2)),
