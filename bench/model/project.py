@@ -25,11 +25,11 @@ ASSUMED = dict(alpha_us=20, per_message_us=2, stack_ns_per_byte=0.5, shm_gbs=10,
 SCHEDULES = [
     ("bf16 ring", ["--algorithm", "ring"], False),
     ("hierarchical bf16 ring", ["--algorithm", "ring"], True),
-    ("int8 full_bidir", ["--algorithm", "full_bidir"], False),
-    ("int8 semi", ["--algorithm", "semi"], False),
-    ("int8 two_shot", ["--algorithm", "two_shot"], False),
-    ("hierarchical int8 full_bidir", ["--algorithm", "full_bidir"], True),
-    ("hierarchical int8 two_shot", ["--algorithm", "two_shot"], True),
+    ("int8 full_bidir", ["--algorithm", "full_bidir", "--block", "64", "--scale", "f32"], False),
+    ("int8 semi", ["--algorithm", "semi", "--block", "64", "--scale", "f32"], False),
+    ("int8 two_shot", ["--algorithm", "two_shot", "--block", "64", "--scale", "f32"], False),
+    ("hierarchical int8 full_bidir", ["--algorithm", "full_bidir", "--block", "64", "--scale", "f32"], True),
+    ("hierarchical int8 two_shot", ["--algorithm", "two_shot", "--block", "64", "--scale", "f32"], True),
 ]
 
 
@@ -52,7 +52,7 @@ def main():
     first_size = {}  # calibration elements -> the smallest message measured at them
     for size in SIZES:
         first_size.setdefault(calibration_elements(size, "bf16"), size)
-    by_elements = {e: calibrate(a.model, elements=e) for e in first_size}
+    by_elements = {e: calibrate(a.model, ["--block", "64", "--scale", "f32"], elements=e) for e in first_size}
     target = next(iter(by_elements.values()))["target"]
     rates = {size: by_elements[calibration_elements(size, "bf16")] for size in SIZES}
 

@@ -92,13 +92,14 @@ def nominal_gbit(rate):
 
 def options_of(row):
     """The row's options as key=value text; rows from before options were recorded ran
-    without rotation (the builds had none) at their recorded codec and block."""
+    without rotation (the builds had none) at their recorded codec and block, with f32 scales
+    (the builds had no other)."""
     if row.get("options"):
         return row["options"]
     algo = row["algo"]
     if algo == "ring":
         return "algorithm=ring,rotation=none"
-    return "algorithm=%s,phases=%s,codec=%s,block=%s,rotation=none" % (
+    return "algorithm=%s,phases=%s,codec=%s,block=%s,scale=f32,rotation=none" % (
         algo, row["phases"], row["codec"], row["block"])
 
 
@@ -112,10 +113,11 @@ def config_key(p):
     return (p["hosts"], p["rph"], p["rate"], p["dtype"], p["size"]) + sched
 
 
-def calibrate_cached(model, cache, codec, block, dtype, elements):
-    key = (codec, block, dtype, elements)
+def calibrate_cached(model, cache, codec, block, scale, dtype, elements):
+    key = (codec, block, scale, dtype, elements)
     if key not in cache:
-        cache[key] = calibrate(model, ["--codec", codec, "--block", str(block), "-d", dtype], elements)
+        cache[key] = calibrate(model, ["--codec", codec, "--block", str(block), "--scale", scale, "-d", dtype],
+                               elements)
     return cache[key]
 
 
@@ -123,10 +125,10 @@ def rates_text(cache):
     """The measured rates of each codec, block and dtype at its smallest, 1 Mi and largest
     calibration sizes."""
     out = []
-    for k in sorted({key[:3] for key in cache}):
-        sizes = sorted(e for c, b, d, e in cache if (c, b, d) == k)
+    for k in sorted({key[:4] for key in cache}):
+        sizes = sorted(e for c, b, sc, d, e in cache if (c, b, sc, d) == k)
         shown = sorted({sizes[0], sizes[-1]} | ({1 << 20} & set(sizes)))
-        out.append("%s B%s %s: %s" % (k + (" ".join(
+        out.append("%s B%s %s %s: %s" % (k + (" ".join(
             "%s %s" % (x, "/".join(cache[k + (e,)][x] for e in shown))
             for x in ("dae", "decode", "add", "rotate")),)) +
             " at %s elements" % "/".join("%d Ki" % (e >> 10) for e in shown))
@@ -200,7 +202,8 @@ def main():
     for p in points:
         codec = p["codec"] if p["codec"] != "-" else "int8"
         block = p["block"] if p["block"] not in ("0", "-") else "128"
-        p["rates"] = calibrate_cached(a.model, cache, codec, block, p["dtype"],
+        scale = dict(kv.split("=", 1) for kv in p["options"].split(",")).get("scale", "f32")
+        p["rates"] = calibrate_cached(a.model, cache, codec, block, scale, p["dtype"],
                                       calibration_elements(p["size"], p["dtype"]))
 
     # Fit alpha (per step), the time of one message and the stack's CPU per byte on the
