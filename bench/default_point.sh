@@ -2,7 +2,7 @@
 # bench/default_point.sh — what each block-scale point at int8's byte budget costs in speed
 # where the default call runs it: 16 and 64 MiB calls of bf16 at 1 Gbit/s over 4 emulated hosts
 # (bench/netem/run.sh; root), two_shot rs+ag int8 with the library's default rotation (auto's
-# pick on that network at every size from 4 KiB: `equarx-model --hosts 4`), at blocks 32, 64 and
+# pick on that network for bf16 calls from 16 KiB: `equarx-model --hosts 4 --algo auto`), at blocks 32, 64 and
 # 128 with f32, bf16 and two-level scales, beside the bf16 ring, medians of 7, in --rounds
 # launches one after the other (each point once per launch, so that a drift of the machine
 # spreads over every point). The table (bench/plot/codec_speed_table.py default) puts each
