@@ -82,6 +82,13 @@ def main():
     out += ["", "```sh",
             f"bash bench/soak.sh --calls {h['calls']} --seeds {','.join(map(str, seeds))} --max-bytes {max_bytes}",
             "# each run:", runs[0]["env"].get("command", "?"), "```"]
+    # Raw file names and the run's command carry the build's commit: docs keep commits to the
+    # Provenance line, so elsewhere it reads <commit>.
+    commits = {r["env"].get("commit", "")[:7] for r in runs} - {""}
+    for i, line in enumerate(out):
+        if not line.startswith("Provenance: "):
+            for c in commits:
+                out[i] = out[i].replace(c, "<commit>")
     emit("\n".join(out), splice, "soak")
 
 
