@@ -189,7 +189,8 @@ std::optional<uint64_t> ParseInteger(std::string_view v) {
 // Whether v is in f's range. An unsigned option whose default is 0 takes 0 as "unset" (the
 // call resolves it: algo::ResolveDefaults) even where its range starts above 0 (block).
 bool InRange(const OptionField& f, uint64_t v) {
-  return (v == 0 && f.get(AllReduceOptions{}) == 0) || (v >= f.min && v <= f.max);
+  static const AllReduceOptions kUnset;  // CheckOptions runs on every call: built once
+  return (v == 0 && f.get(kUnset) == 0) || (v >= f.min && v <= f.max);
 }
 
 }  // namespace

@@ -245,13 +245,14 @@ int main(int argc, char** argv) {
             const algo::TuneTable& table = tables[2 * i + size_t(hier)];
             const algo::Prediction pr = hier ? algo::PredictHierarchical(o, *dtype, count, mm, table)
                                              : algo::PredictFlat(o, *dtype, count, mm, table);
-            const std::string name = OptionsText(pr, algo::ResolveDefaults(o, network), hier);
+            const AllReduceOptions resolved = algo::ResolveDefaults(o, network);
+            const std::string name = OptionsText(pr, resolved, hier);
             if (csv) {
               std::printf("%d,%d,%zu,%s,%s,%s,\"%s\",%d,%llu,%llu,%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
                           h, r,
                           bytes, std::string(DTypeName(*dtype)).c_str(), hier ? "hierarchical" : "flat",
                           std::string(AlgorithmName(pr.algorithm)).c_str(),
-                          FormatOptions(algo::ResolveDefaults(o, network)).c_str(), pr.steps, (unsigned long long)pr.messages,
+                          FormatOptions(resolved).c_str(), pr.steps, (unsigned long long)pr.messages,
                           (unsigned long long)pr.wire_bytes_per_rank,
                           (unsigned long long)pr.host_egress_bytes,
                           (unsigned long long)pr.intra_host_bytes, pr.latency_s * 1e6,
