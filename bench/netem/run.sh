@@ -86,6 +86,8 @@ usage: bench/netem/run.sh [options]
   --scale LIST        block-scale format of every equarx-perf launch: f32, bf16, two_level,
                       default (the library's: two_level for the integer codecs, f32 for fp8) or a
                       comma list (each row records it); default f32
+  --microshards LIST  microshards of every equarx-perf launch: a count, 0 (the library's: by size)
+                      or a comma list (each row records it); default: the library's
   --check 0|1         error check against the f64 sum (default 1)
   --out DIR           results directory (default out/netem/YYYYmmdd-HHMMSS)
   --prefix NAME       namespace name prefix, [a-z][a-z0-9-]{0,19} (default eqx-PID)
@@ -130,7 +132,7 @@ DDP_STEPS=300 DDP_LAUNCHER=torchrun TORCH_VENV=.venv-torch2 RPH=1 THREADS=1 HIER
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
-DATA_PATH=sockets ROTATION= SCALE=f32
+DATA_PATH=sockets ROTATION= SCALE=f32 MICROSHARDS=
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
 GEN_PROMPT=512 GEN_TOKENS=128 GEN_LAUNCHES=2 ENC_LAUNCHES=3
 TF_MODEL=.venv-torch2/models/gemma3-270m-tp TF_PROMPT=512 TF_TOKENS=64 TF_REPS=3 TF_LAUNCHES=2
@@ -160,6 +162,7 @@ while [[ $# -gt 0 ]]; do
     --f32-phases) F32_PHASES=$2; shift ;;
     --block) BLOCK=$2; shift ;;
     --check) CHECK=$2; shift ;;
+    --microshards) MICROSHARDS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --prefix) PREFIX=$2; shift ;;
     --subnet) SUBNET=$2; shift ;;
@@ -440,6 +443,7 @@ link_check() {   # one TCP stream h0 -> h1 for 3 s with iperf3 (if installed): t
 perf_common() {
   PERF_ARGS=(-n "$ITERS" -w "$WARMUP" -c "$CHECK" --block "$BLOCK")
   if [[ -n $ROTATION ]]; then PERF_ARGS+=(--rotation "$ROTATION"); fi
+  if [[ -n $MICROSHARDS ]]; then PERF_ARGS+=(--microshards "$MICROSHARDS"); fi
   PERF_ARGS+=(--scale "$SCALE")
 }
 

@@ -64,7 +64,8 @@ struct AllReduceOptions {
   bool validate = true;
   /// Crossover table for Algorithm::kAuto (a file written by equarx-tune); nullptr =
   /// EQUARX_TUNE_FILE; without either, auto asks the cost model for a table (on the network of
-  /// EQUARX_LINK_GBIT and EQUARX_STEP_US; docs/configuration.md). Loaded or built once, cached.
+  /// EQUARX_LINK_GBIT, EQUARX_STEP_US and EQUARX_MESSAGE_US; docs/configuration.md). Loaded or
+  /// built once, cached.
   const char* tune_file = nullptr;
   /// Diagnostics only; see ExecutionMode.
   ExecutionMode mode = ExecutionMode::kNormal;

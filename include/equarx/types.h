@@ -67,7 +67,7 @@ inline constexpr EnumInfo kAlgorithms[] = {
      "all-to-all reduce-scatter + all-gather: each value quantized once, two quantizations total"},
     {int(Algorithm::kAuto), "auto",
      "by message size from a crossover table (EQUARX_TUNE_FILE, written by equarx-tune; "
-     "without one, the cost model's for EQUARX_LINK_GBIT and EQUARX_STEP_US)"},
+     "without one, the cost model's for EQUARX_LINK_GBIT, EQUARX_STEP_US and EQUARX_MESSAGE_US)"},
     {int(Algorithm::kHierarchical), "hierarchical",
      "reduce-scatter inside each host (ranks_per_host; sums in f32), the `inner` algorithm across hosts "
      "on each shard, all-gather inside the host: only the inter-host step quantizes"},

@@ -64,7 +64,7 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   const Plan& plan = r.plan;
   p.algorithm = plan.algorithm;
   // Pieces per message: the executor's microshards; one_shot sends each contribution whole.
-  const size_t micro = plan.one_shot ? 1 : r.options.microshards;
+  const size_t micro = plan.one_shot ? 1 : PlanMicroshards(plan, N, r.options.microshards);
   const uint64_t W = PlanWireBytes(plan, 0, N, micro);
   p.wire_bytes_per_rank = W;
 
@@ -87,8 +87,10 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   if (r.options.validate && m.check_bytes > 0) {
     // The argument check: every rank sends its descriptor to every other; a round of its own
     // before the data, except for one_shot, whose messages travel beside it.
-    if (!plan.one_shot) p.steps += 1;
-    messages += N - 1;
+    if (!plan.one_shot) {
+      p.steps += 1;
+      messages += N - 1;
+    }
     p.wire_bytes_per_rank += uint64_t(N - 1) * m.check_bytes;
     p.host_egress_bytes += uint64_t(R) * (N - R) * m.check_bytes;
     p.intra_host_bytes += uint64_t(R - 1) * m.check_bytes;
@@ -263,6 +265,7 @@ TuneTable ModelTuneTable(const AllReduceOptions& options, DType dtype, int ranks
   m.link_bytes_per_s = network.link_gbit * 1e9 / 8;
   // Every rank on one host (ranks_per_host = ranks): no link; the steps are the host's.
   m.alpha_s = (m.hosts == 1 ? kLocalStepUs : network.step_us) * 1e-6;
+  m.per_message_s = m.hosts == 1 ? 0 : network.message_us * 1e-6;
   m.check_bytes = kCheckBytes;
   m.env = &env;
   // Ranks on several hosts: hierarchical's inner plans get a section for the hosts, and auto

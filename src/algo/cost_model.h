@@ -9,10 +9,12 @@
 //
 // Time of a flat plan over N = H * R ranks (every term from the plan):
 //   check   = with validate, the argument check first: one all-to-all step in which every
-//             rank sends its descriptor (check_bytes) to every other.
+//             rank sends its descriptor (check_bytes) to every other; one_shot's descriptors
+//             ride in its data messages (its bytes, no step or message of their own).
 //   steps   = RS steps + AG steps: a lane of T steps takes T; lanes run side by side, so a
 //             phase takes its longest lane; two_shot's all-to-all is one step per phase
-//             with N - 1 messages. Every message goes in `microshards` pieces.
+//             with N - 1 messages. Every message goes in the executor's microshards
+//             (PlanMicroshards).
 //             latency = steps * alpha + messages * per_message.
 //   network = host egress bytes / link: a ring-shaped plan crosses each host boundary on one
 //             edge per direction, so a host sends what one rank sends (W, exact from
@@ -135,11 +137,12 @@ inline constexpr size_t kCheckBytes = 352;
 /// message's wake-up and copy; docs/performance.md, "Small calls"), in microseconds.
 inline constexpr double kLocalStepUs = 3;
 
-/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US), and what else of
-/// the environment a call's resolution reads.
+/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US, EQUARX_MESSAGE_US),
+/// and what else of the environment a call's resolution reads.
 struct AutoNetwork {
-  double link_gbit = 1;  ///< each host's link, Gbit/s per direction
-  double step_us = 50;   ///< time of one schedule step between hosts
+  double link_gbit = 1;    ///< each host's link, Gbit/s per direction
+  double step_us = 2.5;    ///< latency of one schedule step between hosts
+  double message_us = 20.5;  ///< cost of each message a rank sends to another host
   std::optional<Rotation> rotation;  ///< EQUARX_ROTATION: what a default rotation resolves to
 };
 

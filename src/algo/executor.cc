@@ -1,7 +1,12 @@
 // equarx plan executor: runs every plan (see plan.h: the ring-shaped ones and two_shot's
 // all-to-all lanes) with pipelined microshards. The only schedule engine of the library.
 //
-// Each shard is cut into M microshards of whole blocks. All receives of the call are posted
+// Each shard is cut into M microshards of whole blocks: the M asked for, or by default one per
+// kMicroshardElements of the shard, at most kDefaultMicroshards (PlanMicroshards). Each piece
+// is a message of its own, and on a network a message costs tens of microseconds of stack and
+// wake-up; the overlap that pieces buy is the codec's time, a fraction of the wire's, and
+// pays for the extra messages only on shards of many elements (docs/benchmarks.md, "Steps,
+// messages and microshards"). All receives of the call are posted
 // up front into their own buffers, so a message can land whenever its sender is ready and no
 // buffer is ever reused within a call. The work is then issued in a fixed order:
 //
@@ -156,12 +161,23 @@ Layout MakeLayout(const Plan& p, int n, int r, Window win, bool staged, bool ef,
   return L;
 }
 
-// The waves of a plan run with `microshards` per wave on n ranks: the fewest whose buffers
+}  // namespace
+
+size_t PlanMicroshards(const Plan& p, int ranks, size_t asked) {
+  if (asked) return asked;
+  const size_t shard = ShardBlocks(p, ranks) * p.granule;
+  return std::clamp<size_t>(shard / kMicroshardElements, 1, kDefaultMicroshards);
+}
+
+namespace {
+
+// The waves of a plan run with `asked` microshards (PlanMicroshards) per wave on n ranks: the fewest whose buffers
 // stay within ScratchBound, counted with the microshard-sized temporaries of error feedback
 // and the rotation on (so that the count depends on the plan, the floor and whether error
 // feedback is on, which every rank and PlanWireBytes know). Each wave keeps at least one block
 // per microshard.
-Window WavesOf(const Plan& p, int n, size_t microshards, size_t floor, bool ef) {
+Window WavesOf(const Plan& p, int n, size_t asked, size_t floor, bool ef) {
+  const size_t microshards = PlanMicroshards(p, n, asked);
   const size_t bound = ScratchBound(p, floor), most = std::max<size_t>(1, ShardBlocks(p, n) / microshards);
   const bool staged = p.precast_e5m2 || ef;
   const size_t w = FewestParts(bound, most, [&](size_t k) {

@@ -221,7 +221,7 @@ uint64_t HierarchicalWireBytes(const Resolved& res, DType dtype, size_t count, i
       Plan p;
       bool rotate;
       (void)InnerPlan(res, dtype, ChunkRange(o, r, chunks, c).count, L.hosts, &p, &rotate);
-      bytes += PlanWireBytes(p, host, L.hosts, o.microshards ? o.microshards : 4, InnerFloor(dtype, count, floor));
+      bytes += PlanWireBytes(p, host, L.hosts, o.microshards, InnerFloor(dtype, count, floor));
     }
   }
   return bytes;

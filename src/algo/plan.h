@@ -92,7 +92,7 @@ struct RunArgs {
   const void* send = nullptr;
   void* recv = nullptr;
   size_t count = 0;
-  size_t microshards = 4;
+  size_t microshards = 0;  ///< as asked; 0: by size (PlanMicroshards)
   uint64_t tag_base = 0;
   transport::Deadline deadline;
   ExecutionMode mode = ExecutionMode::kNormal;
@@ -193,6 +193,16 @@ inline int NumLanes(const Plan& plan, int phase, int ranks) {
 inline Lane LaneAt(const Plan& plan, int phase, int l) {
   return plan.all_to_all ? Lane{0, l + 1, 1} : (phase == 0 ? plan.rs[l] : plan.ag[l]);
 }
+
+/// Elements of a shard per microshard when the call asks for no count (PlanMicroshards).
+inline constexpr size_t kMicroshardElements = size_t(1) << 16;
+/// The most microshards a shard is cut into when the call asks for no count.
+inline constexpr size_t kDefaultMicroshards = 4;
+
+/// The microshards per shard the executor cuts a call of `plan` on `ranks` into: `asked`, or
+/// with 0 one per kMicroshardElements of its largest shard, 1 to kDefaultMicroshards
+/// (executor.cc). One message per microshard and step.
+size_t PlanMicroshards(const Plan& plan, int ranks, size_t asked);
 
 /// Bytes rank `rank` sends when running `plan` with `microshards` (no communication): the
 /// executor's own step walk over its sends (executor.cc, ForEachStep), counted instead of sent.

@@ -57,7 +57,7 @@ AllReduceOptions ResolveDefaults(const AllReduceOptions& in, const env::Settings
 // ---- auto's tables ----
 
 AutoTables::AutoTables(const env::Settings& env)
-    : env_file_(env.tune_file), network_{env.link_gbit, env.step_us, env.rotation} {}
+    : env_file_(env.tune_file), network_{env.link_gbit, env.step_us, env.message_us, env.rotation} {}
 
 namespace {
 

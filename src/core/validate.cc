@@ -30,9 +30,6 @@ Status CheckLocal(const void* send, const void* recv, size_t count, DType dtype,
   if (uint8_t(dtype) > uint8_t(DType::kFloat16))
     return InvalidArgument("unsupported dtype " + std::to_string(int(dtype)));
   EQUARX_RETURN_IF_ERROR(CheckOptions(o));
-  if (o.microshards < 1)
-    return InvalidArgument("microshards " + std::to_string(o.microshards) + " is out of range [1, " +
-                           std::to_string(kMaxMicroshards) + "]");
   if (count > (SIZE_MAX / 8) / DTypeSize(dtype))
     return InvalidArgument("count " + std::to_string(count) + " is too large");
   if (count == 0) return Status::Ok();
@@ -99,7 +96,7 @@ std::string Diff(const Descriptor& a, const Descriptor& b) {
   if (!options.empty()) return options;
   if (a.tune_hash != b.tune_hash)
     return "a different table for auto than rank 0 (EQUARX_TUNE_FILE, or without one the cost "
-           "model's network: EQUARX_LINK_GBIT, EQUARX_STEP_US)";
+           "model's network: EQUARX_LINK_GBIT, EQUARX_STEP_US, EQUARX_MESSAGE_US)";
   return "";
 }
 

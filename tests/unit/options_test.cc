@@ -287,7 +287,7 @@ TEST(Env, OptionsThatNameAKnobTakeItsRangeAndValue) {
   };
   const Case cases[] = {
       {"timeout_ms", "EQUARX_TIMEOUT_MS", "1234", 1234, 9, 300000},
-      {"microshards", "EQUARX_MICROSHARDS", "7", 7, 2, 4},
+      {"microshards", "EQUARX_MICROSHARDS", "7", 7, 2, 0},        // unset: by size (PlanMicroshards)
       {"ranks_per_host", "EQUARX_RANKS_PER_HOST", "2", 2, 4, 3},  // unset: the transport's 3
       {"threads", "EQUARX_THREADS", "5", 5, 1, 0},                // unset: the communicator's
       {"rotation", "EQUARX_ROTATION", "none", uint64_t(Rotation::kNone), uint64_t(Rotation::kHadamard),

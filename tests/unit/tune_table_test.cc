@@ -111,7 +111,7 @@ TEST(ModelTable, EverySizePicksTheModelsFastest) {
         AllReduceOptions o;
         o.algorithm = Algorithm::kAuto;
         o.microshards = 4;
-        const TuneTable t = algo::ModelTuneTable(o, dtype, n, {link, 50});
+        const TuneTable t = algo::ModelTuneTable(o, dtype, n, {link, 30, 25});
         ASSERT_EQ(t.sections.size(), 1u);
         const auto& rules = t.sections[0].rules;
         ASSERT_FALSE(rules.empty());
@@ -123,7 +123,8 @@ TEST(ModelTable, EverySizePicksTheModelsFastest) {
         algo::Machine m;
         m.hosts = n;
         m.link_bytes_per_s = link * 1e9 / 8;
-        m.alpha_s = 50e-6;
+        m.alpha_s = 30e-6;
+        m.per_message_s = 25e-6;
         m.check_bytes = algo::kCheckBytes;
         for (size_t bytes = 16; bytes <= (size_t(1) << 34); bytes *= 2) {
           const size_t count = bytes / DTypeSize(dtype);
@@ -179,7 +180,7 @@ TEST(ModelTable, DependsOnItsInputsOnly) {
   b.timeout_ms = 5;
   b.threads = 3;
   b.phases = Phases::kRS;
-  const algo::AutoNetwork net{25, 20};
+  const algo::AutoNetwork net{25, 20, 10};
   EXPECT_EQ(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
             algo::ModelTuneTable(b, DType::kBFloat16, 8, net).Hash());
   EXPECT_EQ(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
@@ -189,7 +190,9 @@ TEST(ModelTable, DependsOnItsInputsOnly) {
   EXPECT_NE(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
             algo::ModelTuneTable(b, DType::kBFloat16, 8, net).Hash());
   EXPECT_NE(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
-            algo::ModelTuneTable(a, DType::kBFloat16, 8, {100, 20}).Hash());
+            algo::ModelTuneTable(a, DType::kBFloat16, 8, {100, 20, 10}).Hash());
+  EXPECT_NE(algo::ModelTuneTable(a, DType::kBFloat16, 8, net).Hash(),
+            algo::ModelTuneTable(a, DType::kBFloat16, 8, {25, 20, 40}).Hash());  // the message cost
   AllReduceOptions h = HierarchicalOptions(Algorithm::kAuto, 2);
   h = ResolveOptions(h);
   const TuneTable t = algo::ModelTuneTable(h, DType::kFloat32, 8, net);

@@ -210,12 +210,13 @@ int main(int argc, char** argv) {
                 "codec(us)", "time(us)");
   }
   // Each call resolves as the library's would (defaults from the environment), and auto on
-  // this network: EQUARX_TUNE_FILE's table, else the cost model's with EQUARX_LINK_GBIT and
-  // EQUARX_STEP_US set to this run's link and step time (the built-in kernel rates, one codec
-  // thread).
+  // this network: EQUARX_TUNE_FILE's table, else the cost model's with EQUARX_LINK_GBIT,
+  // EQUARX_STEP_US and EQUARX_MESSAGE_US set to this run's link, step and message time (the
+  // built-in kernel rates, one codec thread).
   env::Settings network = env::Read();
   network.link_gbit = link_gbit;
   network.step_us = alpha_us;
+  network.message_us = per_message_us;
   m.env = &network;
   algo::AutoTables auto_tables(network);
   auto table_for = [&](const AllReduceOptions& o, int h, int r, bool hier) {
