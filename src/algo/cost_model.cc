@@ -219,15 +219,21 @@ std::vector<TuneRule> ModelRules(const AllReduceOptions& o, DType dtype, const M
     c.algorithm = Algorithm::kAuto;
     TuneRule best{0, Algorithm::kRing, Phases::kRSAG};
     double best_plain = 0, best_quantized = 0;
+    int steps_plain = 0, steps_quantized = 0;
     TuneRule plain = best, quantized = best;
     ForEachAutoCandidate([&](Algorithm a) {
       const TuneRule rule{0, a, Phases::kRSAG};
       const Prediction p = PredictFlat(c, dtype, count, m, TuneTable::Single(rule));
       if (p.algorithm != a || p.seconds <= 0) return;  // below the size gate, or refused
-      double& best_s = IsQuantized(a) ? best_quantized : best_plain;
-      if (best_s == 0 || p.seconds < best_s) {
+      const bool q = IsQuantized(a);
+      double& best_s = q ? best_quantized : best_plain;
+      int& best_steps = q ? steps_quantized : steps_plain;
+      // A tie goes to fewer steps: what a step's latency would add on a real network, where
+      // the network of the model gives it none (EQUARX_STEP_US 0).
+      if (best_s == 0 || p.seconds < best_s || (p.seconds == best_s && p.steps < best_steps)) {
         best_s = p.seconds;
-        (IsQuantized(a) ? quantized : plain) = rule;
+        best_steps = p.steps;
+        (q ? quantized : plain) = rule;
       }
     });
     if (inner) {

@@ -121,8 +121,8 @@ double EffectiveThreads(const Machine& m);
 // `auto` without a tune table asks this model. For each power of two from 16 B to 16 GiB it
 // predicts every algorithm the registry lets auto choose (algorithms.inc) with the call's
 // codec, block, scale, rotation and other options, each as auto would run it, and keeps the
-// fastest; a quantized candidate must beat the fastest unquantized one by 5% (as
-// equarx-tune's default margin), so a near tie stays exact. The machine: the network below;
+// fastest (of equal times, the one with fewer steps); a quantized candidate must beat the
+// fastest unquantized one by 5% (as equarx-tune's default margin), so a near tie stays exact. The machine: the network below;
 // ranks_per_host from the options (the ranks in rank order on ranks / ranks_per_host hosts; 1
 // when it does not divide them; every rank on one host when it equals the ranks: no link, and
 // a step of kLocalStepUs); one codec thread at the built-in KernelRates; the argument check's
@@ -141,8 +141,8 @@ inline constexpr double kLocalStepUs = 3;
 /// and what else of the environment a call's resolution reads.
 struct AutoNetwork {
   double link_gbit = 1;    ///< each host's link, Gbit/s per direction
-  double step_us = 2.5;    ///< latency of one schedule step between hosts
-  double message_us = 20.5;  ///< cost of each message a rank sends to another host
+  double step_us = 0;      ///< latency of one schedule step between hosts
+  double message_us = 16;  ///< cost of each message a rank sends to another host
   std::optional<Rotation> rotation;  ///< EQUARX_ROTATION: what a default rotation resolves to
 };
 

@@ -169,6 +169,30 @@ TEST(ModelTable, EverySizePicksTheModelsFastest) {
   EXPECT_GT(quantized_rules, 0);
 }
 
+// With no latency of its own per step (EQUARX_STEP_US 0), full (a ring of 2(N-1) steps) and
+// two_shot (2 steps) cost the model the same at 4 ranks: the same messages, bytes and codec
+// work. The tie goes to two_shot's fewer steps.
+TEST(ModelTable, ATieGoesToFewerSteps) {
+  AllReduceOptions o;
+  o.algorithm = Algorithm::kAuto;
+  const size_t bytes = size_t(1) << 20, count = bytes / 4;
+  const TuneTable t = algo::ModelTuneTable(o, DType::kFloat32, 4, {1, 0, 16});
+  algo::Machine m;
+  m.hosts = 4;
+  m.link_bytes_per_s = 1e9 / 8;
+  m.alpha_s = 0;
+  m.per_message_s = 16e-6;
+  m.check_bytes = algo::kCheckBytes;
+  AllReduceOptions full = o, two_shot = o;
+  full.algorithm = Algorithm::kFull;
+  two_shot.algorithm = Algorithm::kTwoShot;
+  const algo::Prediction pf = algo::PredictFlat(full, DType::kFloat32, count, m, t);
+  const algo::Prediction pt = algo::PredictFlat(two_shot, DType::kFloat32, count, m, t);
+  ASSERT_EQ(pf.seconds, pt.seconds);
+  ASSERT_GT(pf.steps, pt.steps);
+  EXPECT_EQ(t.Lookup(4, DType::kFloat32, bytes).algorithm, Algorithm::kTwoShot);
+}
+
 // The table depends only on ModelTableInputs: the same for options that differ elsewhere, a
 // different one where an input differs; hierarchical adds the section its inner plans use.
 TEST(ModelTable, DependsOnItsInputsOnly) {
