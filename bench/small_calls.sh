@@ -9,8 +9,13 @@
 #            check on and off, and the default again with EQUARX_SPIN_US=0 (waits sleep at once);
 #            in process (ranks as threads), and one rank per process under mpirun over the
 #            shared-memory rings (shm), TCP over loopback (sockets) and MPI point-to-point (mpi),
-#            with Open MPI's own MPI_Allreduce beside them.
-# Raw output: bench/results/small_calls/ (env.txt, pieces.json, calls.jsonl, raw_*.txt); then
+#            with Open MPI's own MPI_Allreduce beside them;
+#   targets  the default call at 4 KiB in process and over the shared-memory rings, 5 launches
+#            of 2000 calls each, for the issue's targets: one launch's p50 moves by more than the
+#            schedules differ (4 rank threads share 2 cores), the median of the launches' p50s
+#            does less so.
+# Raw output: bench/results/small_calls/ (env.txt, pieces.json, calls.jsonl, targets.jsonl,
+# raw_*.txt); then
 # bench/plot/small_calls_table.py --splice docs/performance.md. About 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +57,18 @@ for path in shm sockets mpi; do
   run "$path" mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1 \
     -x EQUARX_DATA_PATH=$path -x EQUARX_SPIN_US -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
     "$B/tools/perf/equarx-perf"
+done
+# The targets: the default call at 4 KiB, one launch after the other.
+MPI4=(mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1
+      -x EQUARX_DATA_PATH=shm -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
+for launch in 1 2 3 4 5; do
+  for setting in inproc shm; do
+    cmd=("$B/tools/perf/equarx-perf" --ranks 4)
+    [ $setting = shm ] && cmd=("${MPI4[@]}" "$B/tools/perf/equarx-perf")
+    "${cmd[@]}" -b 4K -e 4K -n 2000 -w 200 -d f32 -c 1 --algo auto -J "$RES/raw_target.jsonl" >/dev/null
+    sed -e "s|^{|{\"setting\":\"$setting\",\"launch\":$launch,|" "$RES/raw_target.jsonl" >>"$RES/targets.jsonl"
+    rm "$RES/raw_target.jsonl"
+  done
 done
 # Open MPI's own MPI_Allreduce on the same ranks (its shared-memory BTL, vader).
 mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1 \

@@ -22,8 +22,9 @@
 #   auto      equarx-tune (bf16) writes a crossover table, then equarx-perf -d bf16 times ring,
 #             every --algos rs+ag and algorithm=auto on that table (EQUARX_TUNE_FILE)
 #   overlap   equarx-perf --overlap -d bf16 full_bidir,semi rs+ag: full vs wire-only vs codec-only
-#   hier      equarx-perf -d bf16 rs+ag: the unquantized ring, int8 full_bidir and two_shot over
-#             all ranks, and hierarchical int8 with inner {--hier-inner} (with --ranks-per-host)
+#   hier      equarx-perf -d bf16 rs+ag: the unquantized ring, the default call (auto), int8
+#             full_bidir and two_shot over all ranks, and hierarchical int8 with inner auto and
+#             {--hier-inner} (with --ranks-per-host; the flat rows repeat per inner value)
 #   link      iperf3 h0 -> h1 for 3 s (if iperf3 is installed): the rate the shaping gives
 #   mpitest   build/release/tests/mpi/mpi_test (the MPI correctness suite), one rank per host
 #   mpifault  build/release/tests/mpi/mpi_fault_test (a rank SIGKILLed mid-collective)
@@ -66,6 +67,9 @@ usage: bench/netem/run.sh [options]
   --ranks-per-host R  ranks in each host namespace, in rank order (default 1); every rank gets
                       EQUARX_RANKS_PER_HOST=R (algorithm hierarchical); not with mpitest, mpifault,
                       faultmatrix, gemma3, gemma3gen or transformers
+  --discover-layout   set no EQUARX_RANKS_PER_HOST: the ranks find their layout themselves (the
+                      host data path groups them by host name and boot id; each namespace has a
+                      host name of its own)
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
   --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,ddp,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3,
                       gemma3gen,transformers,encrypt (default link,bf16,f32,mpi,mpi_ring,gloo)
@@ -132,7 +136,7 @@ DDP_STEPS=300 DDP_LAUNCHER=torchrun TORCH_VENV=.venv-torch2 RPH=1 THREADS=1 HIER
 MINB=1M MAXB=64M FACTOR=2 ITERS=5 WARMUP=2 OVERLAP_SIZES=16M,64M OVERLAP_ALGOS=full_bidir,semi
 ALGOS=full_bidir,full,semi,two_shot PHASES=rs,ag,rs+ag F32_PHASES=rs+ag BLOCK=128 CHECK=1
 CODECS=int8,int4,fp8_e4m3,fp8_e5m2 FORMAT_ALGOS=full,two_shot ROUNDING=nearest
-DATA_PATH=sockets ROTATION= SCALE=f32 MICROSHARDS=
+DATA_PATH=sockets ROTATION= SCALE=f32 MICROSHARDS= DISCOVER=0
 GEMMA3_MODEL=.venv/models/gemma-3-270m-q4_k_m.gguf GEMMA3_TOKENS=512,1024,2048 GEMMA3_REPS=3 GEMMA3_THREADS=1
 GEN_PROMPT=512 GEN_TOKENS=128 GEN_LAUNCHES=2 ENC_LAUNCHES=3
 TF_MODEL=.venv-torch2/models/gemma3-270m-tp TF_PROMPT=512 TF_TOKENS=64 TF_REPS=3 TF_LAUNCHES=2
@@ -141,6 +145,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --hosts) HOSTS_LIST=$2; shift ;;
     --ranks-per-host) RPH=$2; shift ;;
+    --discover-layout) DISCOVER=1 ;;
     --threads) THREADS=$2; shift ;;
     --hier-inner) HIER_INNER=$2; shift ;;
     --rates|--rate) RATES_LIST=$2; shift ;;
@@ -367,7 +372,8 @@ mpirun_argv() {   # the mpirun command line (without the program): RPH ranks on 
           --mca oob_tcp_if_include "$NET" --mca btl_tcp_if_include "$NET"
           --mca pml ob1 --mca btl tcp,self --mca mpi_yield_when_idle 1
           -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-          -x EQUARX_DATA_PATH="$DATA_PATH" -x EQUARX_SOCKET_IFNAME=eqx0 -x EQUARX_RANKS_PER_HOST="$RPH" -x EQUARX_THREADS="$THREADS")
+          -x EQUARX_DATA_PATH="$DATA_PATH" -x EQUARX_SOCKET_IFNAME=eqx0 -x EQUARX_THREADS="$THREADS")
+  if [[ $DISCOVER == 0 ]]; then MPIRUN+=(-x EQUARX_RANKS_PER_HOST="$RPH"); fi
 }
 
 tbf_stats() {   # "sent_bytes dropped requeues" summed over every host's egress qdisc
@@ -485,7 +491,7 @@ run_all_configs() {   # for the current topology and RATE
   run_app_configs "$rate" "$tag"  # torch, ddp, transformers, gemma3gen, gemma3, encrypt (bench/netem/app_configs.sh)
   if has hier; then
     launch hier "$rate" "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" "${PERF_ARGS[@]}" -d bf16 \
-      --algo ring,full_bidir,two_shot,hierarchical --inner "$HIER_INNER" --phases rs+ag \
+      --algo ring,auto,full_bidir,two_shot,hierarchical --inner "auto,$HIER_INNER" --phases rs+ag \
       -J "$OUT/raw/${tag}_hier.jsonl"
   fi
   if has formats; then
@@ -571,7 +577,7 @@ EOF
   echo "kernel: $(uname -r); cpus: $(nproc); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "mpirun: $(mpirun --version 2>&1 | head -1)"
   echo "command: $0 $ORIG_ARGS"
-  echo "ranks_per_host=$RPH"
+  echo "ranks_per_host=$RPH discover_layout=$DISCOVER"
   echo "threads=$THREADS"
   echo "hosts=$HOSTS_LIST rates=$RATES_LIST configs=$CONFIGS sizes=$MINB..$MAXB x$FACTOR iters=$ITERS warmup=$WARMUP block=$BLOCK scale=$SCALE rotation=${ROTATION:-default} mtu=$MTU tbf_latency=$TBF_LATENCY"
 } >"$OUT/env.txt"

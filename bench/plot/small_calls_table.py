@@ -6,12 +6,14 @@ machine beside the pieces timed apart.
 
 RESULTS_DIR (default bench/results/small_calls) holds calls.jsonl (equarx-perf rows tagged with
 their setting: inproc, shm, sockets, mpi, openmpi; and variant: check = the default call,
-nocheck = validate off, sleep = EQUARX_SPIN_US=0), pieces.json (Google Benchmark) and env.txt.
+nocheck = validate off, sleep = EQUARX_SPIN_US=0), targets.jsonl (the default call at 4 KiB,
+tagged with setting and launch), pieces.json (Google Benchmark) and env.txt.
 With --splice the text between <!-- generated:small_calls:begin --> and
 <!-- generated:small_calls:end --> in that file is replaced.
 """
 import json
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -64,6 +66,18 @@ def main():
                 [name, size_text(s), f"{cell(a)} ({'/'.join(ran) or '?'})",
                  cell(idx.get((setting, "nocheck", "auto", s))), cell(idx.get((setting, "sleep", "auto", s)))] +
                 [cell(idx.get((setting, "check", f, s))) for f in FIXED] + [cell(mpi) if mpi else "-"]) + " |")
+    targets = [json.loads(l) for l in open(os.path.join(res, "targets.jsonl"))]
+    targets = [r for r in targets if r.get("type") != "header"]
+    text += ["", "**The targets**: the default call (`auto`) at 4 KiB, 4 ranks, f32, launch after launch "
+             "(`targets.jsonl`), p50 of 2000 calls each, and the median of the launches' p50s:", "",
+             "| setting | p50 of each launch (us) | median (us) | target |", "|---|---|---:|---|"]
+    for setting, name, goal in (("inproc", "in process (threads)", 30), ("shm", "processes, shared-memory rings", 40)):
+        p50s = [r["time_us"] for r in sorted(targets, key=lambda r: r["launch"]) if r["setting"] == setting]
+        if not p50s:
+            continue
+        med = statistics.median(p50s)
+        text.append(f"| {name} | {', '.join(us(x) for x in p50s)} | {us(med)} | ≤ {goal}: "
+                    f"{'met' if med <= goal else 'missed'} |")
     pieces = json.load(open(os.path.join(res, "pieces.json")))["benchmarks"]
     text += ["", "**The pieces**, timed apart (`pieces.json`, Google Benchmark, real time per iteration):", "",
              "| piece | time | |", "|---|---:|---|"]

@@ -122,8 +122,8 @@ double EffectiveThreads(const Machine& m);
 // predicts every algorithm the registry lets auto choose (algorithms.inc) with the call's
 // codec, block, scale, rotation and other options, each as auto would run it, and keeps the
 // fastest (of equal times, the one with fewer steps); a quantized candidate must beat the
-// fastest unquantized one by 5% (as equarx-tune's default margin), so a near tie stays exact. The machine: the network below;
-// ranks_per_host from the options (the ranks in rank order on ranks / ranks_per_host hosts; 1
+// fastest unquantized one by 5% (as equarx-tune's default margin), so a near tie stays exact.
+// The machine: the network below; ranks_per_host from the options (the ranks in rank order on ranks / ranks_per_host hosts; 1
 // when it does not divide them; every rank on one host when it equals the ranks: no link, and
 // a step of kLocalStepUs); one codec thread at the built-in KernelRates; the argument check's
 // bytes. Every input is the same on every rank, so every rank builds the same table, and the

@@ -6,9 +6,9 @@
 // is a message of its own, and on a network a message costs tens of microseconds of stack and
 // wake-up; the overlap that pieces buy is the codec's time, a fraction of the wire's, and
 // pays for the extra messages only on shards of many elements (docs/benchmarks.md, "Steps,
-// messages and microshards"). All receives of the call are posted
-// up front into their own buffers, so a message can land whenever its sender is ready and no
-// buffer is ever reused within a call. The work is then issued in a fixed order:
+// messages and microshards"). All receives of the call are posted up front into their own
+// buffers, so a message can land whenever its sender is ready and no buffer is ever reused
+// within a call. The work is then issued in a fixed order:
 //
 //   RS:  for t, for microshard k, for lane: [wait recv (t-1,k)] fused decode-add-encode, isend
 //   RS finals + AG start, for k: own + chains in lane order (all-to-all: every contribution
@@ -171,11 +171,11 @@ size_t PlanMicroshards(const Plan& p, int ranks, size_t asked) {
 
 namespace {
 
-// The waves of a plan run with `asked` microshards (PlanMicroshards) per wave on n ranks: the fewest whose buffers
-// stay within ScratchBound, counted with the microshard-sized temporaries of error feedback
-// and the rotation on (so that the count depends on the plan, the floor and whether error
-// feedback is on, which every rank and PlanWireBytes know). Each wave keeps at least one block
-// per microshard.
+// The waves of a plan run with `asked` microshards (PlanMicroshards) per wave on n ranks: the
+// fewest whose buffers stay within ScratchBound, counted with the microshard-sized temporaries
+// of error feedback and the rotation on (so that the count depends on the plan, the floor and
+// whether error feedback is on, which every rank and PlanWireBytes know). Each wave keeps at
+// least one block per microshard.
 Window WavesOf(const Plan& p, int n, size_t asked, size_t floor, bool ef) {
   const size_t microshards = PlanMicroshards(p, n, asked);
   const size_t bound = ScratchBound(p, floor), most = std::max<size_t>(1, ShardBlocks(p, n) / microshards);

@@ -55,8 +55,8 @@ class AutoTables {
   /// The table for calls of `o` (resolved, but with the rotation as asked) on `ranks` ranks of
   /// `dtype`: the tune file that o.tune_file, else EQUARX_TUNE_FILE names, else the cost
   /// model's on the environment's network (EQUARX_LINK_GBIT, EQUARX_STEP_US,
-  /// EQUARX_MESSAGE_US). A file that
-  /// cannot be loaded gives the built-in table and its error in *status. *hash: the table's
+  /// EQUARX_MESSAGE_US). A file that cannot be loaded gives the built-in table and its error in
+  /// *status. *hash: the table's
   /// Hash(), computed once per table. The table returned stays where it is while this object
   /// lives, until the tune file changes or 32 newer modeled tables were made: a Resolved may
   /// keep pointing to it while later calls resolve (the oldest modeled table goes first).

@@ -39,9 +39,9 @@ inline constexpr uint32_t kDefaultThreadsAtMost = 8;
   X(timeout_ms, uint32_t, "EQUARX_TIMEOUT_MS", 300000, 1, 86400000, "uint", "",                  \
     "deadline of one collective call in milliseconds when the call's options give none")        \
   X(microshards, uint32_t, "EQUARX_MICROSHARDS", 0, 1, kMaxMicroshards, "uint",                 \
-    "(by size: one per 64 Ki elements of a shard, at most 4)",                                    \
+    "(by size: one per 64 Ki elements of a shard, at most 4)",                                  \
     "microshards per shard ({range}) when the call's options give none; by default one per "    \
-    "64 Ki elements of the call's largest shard, 1 to 4")                                        \
+    "64 Ki elements of the call's largest shard, 1 to 4")                                       \
   X(ranks_per_host, uint32_t, "EQUARX_RANKS_PER_HOST", 0, 1, 2047, "uint",                      \
     "(the hosts the data path finds, else 1)",                                                   \
     "ranks per host, in rank order ({range}), for algorithm hierarchical and auto's choice "     \
@@ -53,17 +53,17 @@ inline constexpr uint32_t kDefaultThreadsAtMost = 8;
     "divides this process's cores by the ranks that share them")                                \
   X(tune_file, std::string, "EQUARX_TUNE_FILE", "", 0, 0, "path", "(none)",                      \
     "crossover table for algorithm=auto, written by equarx-tune (none: auto asks the cost "      \
-    "model, on the network of EQUARX_LINK_GBIT, EQUARX_STEP_US and EQUARX_MESSAGE_US)")                            \
+    "model, on the network of EQUARX_LINK_GBIT, EQUARX_STEP_US and EQUARX_MESSAGE_US)")         \
   X(link_gbit, double, "EQUARX_LINK_GBIT", 1, 0.001, 100000, "number", "",                       \
     "algorithm=auto without a tune file: each host's link in Gbit/s per direction, as the "      \
     "cost model assumes it ({range}); every rank must give the same")                           \
   X(step_us, double, "EQUARX_STEP_US", 0, 0, 1000000, "number", "",                             \
-    "algorithm=auto without a tune file: the latency of one schedule step between hosts in "     \
+    "algorithm=auto without a tune file: the latency of one schedule step between hosts in "    \
     "microseconds ({range}), as the cost model assumes it")                                     \
-  X(message_us, double, "EQUARX_MESSAGE_US", 16, 0, 1000000, "number", "",                       \
+  X(message_us, double, "EQUARX_MESSAGE_US", 16, 0, 1000000, "number", "",                      \
     "algorithm=auto without a tune file: the time each message a rank sends to another host "   \
     "costs in microseconds (the network stack and the wake-ups; {range}), as the cost model "   \
-    "assumes it")                                                                                \
+    "assumes it")                                                                               \
   X(data_path, std::string, "EQUARX_DATA_PATH", "host", 0, 0, "host|sockets|shm|mpi", "",        \
     "how a communicator across processes moves data: host (equarx's shared-memory rings to "    \
     "the ranks of this host, its own TCP connections to the others; a dead or stopped peer "     \
