@@ -114,8 +114,8 @@ def main():
     for s, algo, steps, messages, w, t in sorted(table, key=lambda x: (x[0], ALGOS.index(x[1]))):
         lines.append("| %s | %s | %d | %d | %.0f | %.0f | %.0f |" % (size(s), algo, steps, messages, w, t,
                                                                    w + a * steps + m * messages))
-    lines += ["", "**Microshards by size** (the library's default: one per 64 Ki elements of a shard, at most 4; "
-              "1 at every size here) against 4 microshards, the same launches, median p50 in us:", "",
+    lines += ["", "**Microshards by size** (the library's default: one per 16 Ki elements of a shard, 1 to 4) "
+              "against 4 microshards, the same launches, median p50 in us:", "",
               "| size | " + " | ".join("%s by size / 4" % x for x in ("ring", "two_shot", "full_bidir")) + " |",
               "|---|" + "---:|" * 3]
     for s in sizes:

@@ -19,6 +19,10 @@ inline constexpr size_t kDefaultBlock = 64;
 /// default point").
 inline constexpr size_t kDefaultTwoLevelBlock = 128;
 inline constexpr size_t kMaxMicroshards = 64;
+/// A call that leaves microshards unset cuts each shard into one microshard per this many
+/// elements, 1 to kDefaultMicroshards (docs/benchmarks.md, "Steps, messages and microshards").
+inline constexpr size_t kMicroshardElements = size_t(1) << 14;
+inline constexpr size_t kDefaultMicroshards = 4;
 inline constexpr uint32_t kMaxThreads = 64;
 
 /// Diagnostic execution modes for measuring how well coding overlaps communication

@@ -194,11 +194,6 @@ inline Lane LaneAt(const Plan& plan, int phase, int l) {
   return plan.all_to_all ? Lane{0, l + 1, 1} : (phase == 0 ? plan.rs[l] : plan.ag[l]);
 }
 
-/// Elements of a shard per microshard when the call asks for no count (PlanMicroshards).
-inline constexpr size_t kMicroshardElements = size_t(1) << 16;
-/// The most microshards a shard is cut into when the call asks for no count.
-inline constexpr size_t kDefaultMicroshards = 4;
-
 /// The microshards per shard the executor cuts a call of `plan` on `ranks` into: `asked`, or
 /// with 0 one per kMicroshardElements of its largest shard, 1 to kDefaultMicroshards
 /// (executor.cc). One message per microshard and step.

@@ -39,9 +39,11 @@ inline constexpr uint32_t kDefaultThreadsAtMost = 8;
   X(timeout_ms, uint32_t, "EQUARX_TIMEOUT_MS", 300000, 1, 86400000, "uint", "",                  \
     "deadline of one collective call in milliseconds when the call's options give none")        \
   X(microshards, uint32_t, "EQUARX_MICROSHARDS", 0, 1, kMaxMicroshards, "uint",                 \
-    "(by size: one per 64 Ki elements of a shard, at most 4)",                                  \
-    "microshards per shard ({range}) when the call's options give none; by default one per "    \
-    "64 Ki elements of the call's largest shard, 1 to 4")                                       \
+    "(by size: one per " + std::to_string(kMicroshardElements >> 10) + " Ki elements of a "     \
+    "shard, at most " + std::to_string(kDefaultMicroshards) + ")",                              \
+    "microshards per shard ({range}) when the call's options give none; by default one per " +  \
+    std::to_string(kMicroshardElements >> 10) + " Ki elements of the call's largest shard, 1 "  \
+    "to " + std::to_string(kDefaultMicroshards))                                                \
   X(ranks_per_host, uint32_t, "EQUARX_RANKS_PER_HOST", 0, 1, 2047, "uint",                      \
     "(the hosts the data path finds, else 1)",                                                   \
     "ranks per host, in rank order ({range}), for algorithm hierarchical and auto's choice "     \

@@ -226,15 +226,17 @@ TEST(ModelTable, DependsOnItsInputsOnly) {
 }
 
 // A call with auto and no tune file runs, bit for bit, the algorithm the model's table names
-// for the environment's network, on every rank.
+// for the environment's network, on every rank. The four thread ranks count as four hosts
+// (EQUARX_RANKS_PER_HOST=1), so that the call and the table see the same network.
 TEST(Auto, FollowsTheCostModelWithoutATable) {
   ::unsetenv("EQUARX_TUNE_FILE");
   ::setenv("EQUARX_LINK_GBIT", "100", 1);
+  ::setenv("EQUARX_RANKS_PER_HOST", "1", 1);
   AllReduceOptions asked;
   asked.algorithm = Algorithm::kAuto;
   const TuneTable table = algo::AutoTableOf(asked, DType::kFloat32, 4, env::Read());
   std::set<Algorithm> seen;
-  for (size_t count : {size_t(1000), size_t(400000)}) {  // 4 KB and 1.6 MB of f32
+  for (size_t count : {size_t(1000), size_t(1000000)}) {  // 4 KB and 4 MB of f32
     const auto in = MakeInputs(4, count, DType::kFloat32, count);
     AllReduceOptions a;
     a.algorithm = Algorithm::kAuto;
@@ -245,6 +247,7 @@ TEST(Auto, FollowsTheCostModelWithoutATable) {
   }
   EXPECT_EQ(seen.size(), 2u);  // the two sizes take different algorithms on this network
   ::unsetenv("EQUARX_LINK_GBIT");
+  ::unsetenv("EQUARX_RANKS_PER_HOST");
 }
 
 // Ranks whose tables for auto differ would run different schedules: the argument check refuses
