@@ -228,8 +228,8 @@ std::vector<TuneRule> ModelRules(const AllReduceOptions& o, DType dtype, const M
       const bool q = IsQuantized(a);
       double& best_s = q ? best_quantized : best_plain;
       int& best_steps = q ? steps_quantized : steps_plain;
-      // A tie goes to fewer steps: what a step's latency would add on a real network, where
-      // the network of the model gives it none (EQUARX_STEP_US 0).
+      // A tie goes to fewer steps, whose latency a network adds beyond what the model
+      // charges (with EQUARX_STEP_US 0 a ring and two_shot of as many messages tie).
       if (best_s == 0 || p.seconds < best_s || (p.seconds == best_s && p.steps < best_steps)) {
         best_s = p.seconds;
         best_steps = p.steps;

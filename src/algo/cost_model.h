@@ -141,8 +141,8 @@ inline constexpr double kLocalStepUs = 3;
 /// and what else of the environment a call's resolution reads.
 struct AutoNetwork {
   double link_gbit = 1;    ///< each host's link, Gbit/s per direction
-  double step_us = 0;      ///< latency of one schedule step between hosts
-  double message_us = 16;  ///< cost of each message a rank sends to another host
+  double step_us = 2;      ///< latency of one schedule step between hosts
+  double message_us = 14;  ///< cost of each message a rank sends to another host
   std::optional<Rotation> rotation;  ///< EQUARX_ROTATION: what a default rotation resolves to
 };
 

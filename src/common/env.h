@@ -59,10 +59,10 @@ inline constexpr uint32_t kDefaultThreadsAtMost = 8;
   X(link_gbit, double, "EQUARX_LINK_GBIT", 1, 0.001, 100000, "number", "",                       \
     "algorithm=auto without a tune file: each host's link in Gbit/s per direction, as the "      \
     "cost model assumes it ({range}); every rank must give the same")                           \
-  X(step_us, double, "EQUARX_STEP_US", 0, 0, 1000000, "number", "",                             \
+  X(step_us, double, "EQUARX_STEP_US", 2, 0, 1000000, "number", "",                             \
     "algorithm=auto without a tune file: the latency of one schedule step between hosts in "    \
     "microseconds ({range}), as the cost model assumes it")                                     \
-  X(message_us, double, "EQUARX_MESSAGE_US", 16, 0, 1000000, "number", "",                      \
+  X(message_us, double, "EQUARX_MESSAGE_US", 14, 0, 1000000, "number", "",                      \
     "algorithm=auto without a tune file: the time each message a rank sends to another host "   \
     "costs in microseconds (the network stack and the wake-ups; {range}), as the cost model "   \
     "assumes it")                                                                               \
