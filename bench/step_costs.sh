@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # bench/step_costs.sh — what a schedule step and a message cost on the emulated hosts, fitted
-# from whole calls (docs/benchmarks.md, "Steps, messages and microshards"): every schedule auto
+# from whole calls (docs/benchmarks.md, "Steps, messages and microshards"). Every schedule auto
 # chooses from (the ring, one_shot_raw, one_shot, two_shot, full_bidir), pinned, at the
-# library's defaults (microshards by size) and with 4 microshards, f32, 1 KiB .. 512 KiB,
-# 4 hosts at 1 Gbit/s, through
-# bench/netem/run.sh (one rank per network namespace, equarx's TCP data path; with Open MPI's
-# MPI_Allreduce beside them), in 3 launches. bench/plot/step_cost_fit.py then fits the step and message costs
-# that EQUARX_STEP_US and EQUARX_MESSAGE_US default to from the rows at the library's defaults,
-# sets them beside the rows with 4 microshards, and splices both tables into docs/benchmarks.md. Raw rows: bench/results/step_costs/ (rows.jsonl, env.txt, raw/).
+# library's defaults (microshards by size) and with 4 microshards, f32, 1 KiB .. 512 KiB, on 4
+# hosts at 1 Gbit/s, through bench/netem/run.sh (one rank per network namespace, equarx's TCP
+# data path, Open MPI's MPI_Allreduce beside them), in 3 launches. bench/plot/step_cost_fit.py
+# then fits the step and message costs that EQUARX_STEP_US and EQUARX_MESSAGE_US default to
+# from the rows at the library's defaults, sets them beside the rows with 4 microshards, and
+# splices both tables into docs/benchmarks.md. Raw rows: bench/results/step_costs/launch<i>/
+# (rows.jsonl, env.txt, raw/).
 #
 #   bash bench/step_costs.sh
 #
