@@ -52,28 +52,25 @@ run() {  # NAME LAUNCH...: equarx-perf with every variant, rows into calls_NAME.
     rm "$RES/raw_${name}_$variant.jsonl"
   done
 }
+# 4 processes on this machine's cores (Open MPI's shared-memory BTL, vader, for its own calls).
+MPI4=(mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1
+      -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
 run inproc "$B/tools/perf/equarx-perf" --ranks 4
 for path in shm sockets mpi; do
-  run "$path" mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1 \
-    -x EQUARX_DATA_PATH=$path -x EQUARX_SPIN_US -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
-    "$B/tools/perf/equarx-perf"
+  run "$path" "${MPI4[@]}" -x EQUARX_DATA_PATH=$path -x EQUARX_SPIN_US "$B/tools/perf/equarx-perf"
 done
 # The targets: the default call at 4 KiB, one launch after the other.
-MPI4=(mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1
-      -x EQUARX_DATA_PATH=shm -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
 for launch in 1 2 3 4 5; do
   for setting in inproc shm; do
     cmd=("$B/tools/perf/equarx-perf" --ranks 4)
-    [ $setting = shm ] && cmd=("${MPI4[@]}" "$B/tools/perf/equarx-perf")
+    [ $setting = shm ] && cmd=("${MPI4[@]}" -x EQUARX_DATA_PATH=shm "$B/tools/perf/equarx-perf")
     "${cmd[@]}" -b 4K -e 4K -n 2000 -w 200 -d f32 -c 1 --algo auto -J "$RES/raw_target.jsonl" >/dev/null
     sed -e "s|^{|{\"setting\":\"$setting\",\"launch\":$launch,|" "$RES/raw_target.jsonl" >>"$RES/targets.jsonl"
     rm "$RES/raw_target.jsonl"
   done
 done
-# Open MPI's own MPI_Allreduce on the same ranks (its shared-memory BTL, vader).
-mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader,tcp --mca mpi_yield_when_idle 1 \
-  "$B/tools/perf/equarx-perf" "${PERF[@]}" \
-  --algo mpi -J "$RES/raw_openmpi.jsonl" >"$RES/raw_openmpi.txt"
+# Open MPI's own MPI_Allreduce on the same ranks.
+"${MPI4[@]}" "$B/tools/perf/equarx-perf" "${PERF[@]}" --algo mpi -J "$RES/raw_openmpi.jsonl" >"$RES/raw_openmpi.txt"
 sed -e 's|^{|{"setting":"openmpi","variant":"check",|' "$RES/raw_openmpi.jsonl" >>"$RES/calls.jsonl"
 rm "$RES/raw_openmpi.jsonl"
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/env.txt"

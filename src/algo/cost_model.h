@@ -123,11 +123,11 @@ double EffectiveThreads(const Machine& m);
 // codec, block, scale, rotation and other options, each as auto would run it, and keeps the
 // fastest (of equal times, the one with fewer steps); a quantized candidate must beat the
 // fastest unquantized one by 5% (as equarx-tune's default margin), so a near tie stays exact.
-// The machine: the network below; ranks_per_host from the options (the ranks in rank order on ranks / ranks_per_host hosts; 1
-// when it does not divide them; every rank on one host when it equals the ranks: no link, and
-// a step of kLocalStepUs); one codec thread at the built-in KernelRates; the argument check's
-// bytes. Every input is the same on every rank, so every rank builds the same table, and the
-// descriptor exchange compares its hash like a tune file's.
+// The machine: the network below; ranks_per_host from the options (the ranks in rank order
+// on ranks / ranks_per_host hosts; 1 when it does not divide them; every rank on one host when
+// it equals the ranks: no link, and a step of kLocalStepUs); one codec thread at the built-in
+// KernelRates; the argument check's bytes. Every input is the same on every rank, so every rank
+// builds the same table, and the descriptor exchange compares its hash like a tune file's.
 
 /// Bytes of the argument check's descriptor that every rank sends every other when validate is
 /// on (core/validate.h, whose static_assert holds the two equal).
@@ -137,12 +137,12 @@ inline constexpr size_t kCheckBytes = 352;
 /// message's wake-up and copy; docs/performance.md, "Small calls"), in microseconds.
 inline constexpr double kLocalStepUs = 3;
 
-/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US, EQUARX_MESSAGE_US),
-/// and what else of the environment a call's resolution reads.
+/// The network the model assumes (env.h: EQUARX_LINK_GBIT, EQUARX_STEP_US, EQUARX_MESSAGE_US,
+/// whose rows hold the defaults), and what else of the environment a call's resolution reads.
 struct AutoNetwork {
-  double link_gbit = 1;    ///< each host's link, Gbit/s per direction
-  double step_us = 2;      ///< latency of one schedule step between hosts
-  double message_us = 14;  ///< cost of each message a rank sends to another host
+  double link_gbit = 0;   ///< each host's link, Gbit/s per direction
+  double step_us = 0;     ///< latency of one schedule step between hosts
+  double message_us = 0;  ///< cost of each message a rank sends to another host
   std::optional<Rotation> rotation;  ///< EQUARX_ROTATION: what a default rotation resolves to
 };
 
