@@ -47,7 +47,8 @@ typedef enum {
   equarxAlgoAuto = 6,
   equarxAlgoHierarchical = 7, /* options inner and ranks_per_host: equarxConfigSetOption */
   equarxAlgoOneShot = 8,
-  equarxAlgoOneShotRaw = 9
+  equarxAlgoOneShotRaw = 9,
+  equarxAlgoRecursiveDoubling = 10
 } equarxAlgorithm_t;
 
 typedef enum { equarxPhasesRS = 1, equarxPhasesAG = 2, equarxPhasesRSAG = 3 } equarxPhases_t;

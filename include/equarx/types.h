@@ -44,6 +44,7 @@ enum class Algorithm : uint8_t {
   kOneShot = 8,     ///< every rank sends its whole contribution, quantized once, to every peer;
                     ///< every rank sums all N in rank order: one step, for small messages
   kOneShotRaw = 9,  ///< one_shot unquantized: the input dtype on the wire, f32 sums in rank order
+  kRecursiveDoubling = 10,  ///< unquantized f32 partial sums traded with rank ^ 2^k, log2 N steps
 };
 
 /// What the library knows about an algorithm, as data (the functions below read it).
@@ -76,6 +77,9 @@ inline constexpr EnumInfo kAlgorithms[] = {
      "them in rank order: one step (small messages)"},
     {int(Algorithm::kOneShotRaw), "one_shot_raw",
      "one_shot unquantized: the input dtype on the wire, f32 sums in rank order (small messages)"},
+    {int(Algorithm::kRecursiveDoubling), "recursive_doubling",
+     "unquantized: in step k every rank trades its f32 partial sum with rank ^ 2^k and both add "
+     "them; log2 N steps of one message each (small messages)"},
 };
 // Indexed by the enum values (checked by static_asserts in types.cc).
 inline constexpr AlgorithmTraits kAlgorithmTraits[] = {
@@ -89,6 +93,7 @@ inline constexpr AlgorithmTraits kAlgorithmTraits[] = {
     /* hierarchical */ {false, true},  // quantizes where `inner` does
     /* one_shot   */ {true, true},
     /* one_shot_raw */ {false, false},
+    /* recursive_doubling */ {false, false},
 };
 }  // namespace detail
 

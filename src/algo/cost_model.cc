@@ -35,6 +35,39 @@ double CoresPerRank(const Machine& m) {
 // intra-host copies are a CPU's loads and stores, at shm_bytes_per_s per core.
 double CoreShare(const Machine& m) { return std::min(1.0, CoresPerRank(m)); }
 
+int Log2(int p) {
+  int k = 0;
+  while ((1 << k) < p) ++k;
+  return k;
+}
+
+// The argument check with validate on (core/validate.h), for a call of `plan` on N ranks, R per
+// host. N a power of two: log2 N steps, each a frame to one partner (rank ^ 2^k);
+// recursive_doubling's data rides in those frames' messages, and one_shot's first frame leaves
+// with its data. Otherwise one all-to-all step of descriptors, in which one_shot's data rides.
+struct Check {
+  int steps = 0;
+  uint64_t messages = 0, bytes = 0, host_egress_bytes = 0, intra_host_bytes = 0;
+};
+Check CheckOf(int N, int R, const Machine& m, const Plan& plan) {
+  Check c;
+  if (PowerOfTwoBelow(N) == N) {
+    const int K = Log2(N), off_host = K - std::min(K, Log2(R));  // steps whose partner is on another host
+    c.steps = plan.recursive_doubling ? 0 : plan.one_shot ? K - 1 : K;
+    c.messages = uint64_t(c.steps);
+    c.bytes = uint64_t(K) * kCheckFrameBytes;
+    c.host_egress_bytes = uint64_t(R) * uint64_t(off_host) * kCheckFrameBytes;
+    c.intra_host_bytes = uint64_t(K - off_host) * kCheckFrameBytes;
+    return c;
+  }
+  c.steps = plan.one_shot ? 0 : 1;
+  c.messages = plan.one_shot ? 0 : uint64_t(N - 1);
+  c.bytes = uint64_t(N - 1) * m.check_bytes;
+  c.host_egress_bytes = uint64_t(R) * (N - R) * m.check_bytes;
+  c.intra_host_bytes = uint64_t(R - 1) * m.check_bytes;
+  return c;
+}
+
 }  // namespace
 
 double EffectiveThreads(const Machine& m) {
@@ -69,7 +102,26 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   p.wire_bytes_per_rank = W;
 
   uint64_t messages;
-  if (plan.all_to_all || plan.one_shot) {
+  if (plan.recursive_doubling) {
+    // Rank 0's steps and messages (recursive_doubling.cc); a host sends what its ranks send to
+    // partners on other hosts.
+    const int P = PowerOfTwoBelow(N);
+    p.steps = Log2(P) + (N > P ? 2 : 0);
+    messages = uint64_t(Log2(P) + (N > P ? 1 : 0));
+    const uint64_t S = OneShotWireBytes(plan, N, kScratchFloor, 1);
+    for (int q = 0; q < std::min(R, N); ++q) {  // the ranks of host 0
+      auto to = [&](int peer) {
+        if (peer >= R) p.host_egress_bytes += S;
+        else if (q == 0) p.intra_host_bytes += S;
+      };
+      if (q >= P) {
+        to(q - P);
+        continue;
+      }
+      if (q < N - P) to(q + P);
+      for (int b = 1; b < P; b *= 2) to(q ^ b);
+    }
+  } else if (plan.all_to_all || plan.one_shot) {
     p.steps = plan.one_shot ? 1 : 2;
     messages = uint64_t(p.steps) * uint64_t(N - 1) * micro;
     // Of a rank's N - 1 peers, R - 1 share its host.
@@ -85,15 +137,12 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
   }
 
   if (r.options.validate && m.check_bytes > 0) {
-    // The argument check: every rank sends its descriptor to every other; a round of its own
-    // before the data, except for one_shot, whose messages travel beside it.
-    if (!plan.one_shot) {
-      p.steps += 1;
-      messages += N - 1;
-    }
-    p.wire_bytes_per_rank += uint64_t(N - 1) * m.check_bytes;
-    p.host_egress_bytes += uint64_t(R) * (N - R) * m.check_bytes;
-    p.intra_host_bytes += uint64_t(R - 1) * m.check_bytes;
+    const Check c = CheckOf(N, R, m, plan);
+    p.steps += c.steps;
+    messages += c.messages;
+    p.wire_bytes_per_rank += c.bytes;
+    p.host_egress_bytes += c.host_egress_bytes;
+    p.intra_host_bytes += c.intra_host_bytes;
   }
   p.messages = messages;
   p.latency_s = p.steps * m.alpha_s + messages * m.per_message_s;
@@ -102,7 +151,9 @@ Prediction PredictFlat(const AllReduceOptions& options, DType dtype, size_t coun
 
   const double n = double(count);
   double cpu;
-  if (plan.one_shot) {  // code the own contribution once, decode and add all N
+  if (plan.recursive_doubling) {  // one f32 add per step
+    cpu = double(p.steps) * n / m.rates.add;
+  } else if (plan.one_shot) {  // code the own contribution once, decode and add all N
     cpu = Quantized(plan.rs_wire) ? n / m.rates.dae + N * n / m.rates.decode : N * n / m.rates.add;
   } else {
     const double share = double(N - 1) / N;
@@ -177,16 +228,15 @@ Prediction PredictHierarchical(const AllReduceOptions& inner, DType dtype, size_
   const double intra_s = p.memory_s + double(count - shard) / m.rates.add / EffectiveThreads(m);
   p.steps += 2;
   p.messages += 2 * uint64_t(R - 1) * chunks.size();
-  if (inner.validate && m.check_bytes > 0) {
-    p.steps += 1;
-    p.messages += N - 1;
-    p.wire_bytes_per_rank += uint64_t(N - 1) * m.check_bytes;
-    p.host_egress_bytes += uint64_t(R) * (N - R) * m.check_bytes;
-    p.intra_host_bytes += uint64_t(R - 1) * m.check_bytes;
-  }
-  const double extra_latency = (2 + (inner.validate && m.check_bytes ? 1 : 0)) * m.alpha_s +
-                               double(2 * (R - 1) * chunks.size() + (inner.validate && m.check_bytes ? N - 1 : 0)) *
-                                   m.per_message_s;
+  Check c;
+  if (inner.validate && m.check_bytes > 0) c = CheckOf(N, R, m, Plan{});
+  p.steps += c.steps;
+  p.messages += c.messages;
+  p.wire_bytes_per_rank += c.bytes;
+  p.host_egress_bytes += c.host_egress_bytes;
+  p.intra_host_bytes += c.intra_host_bytes;
+  const double extra_latency =
+      double(2 + c.steps) * m.alpha_s + double(2 * (R - 1) * chunks.size() + c.messages) * m.per_message_s;
   p.latency_s += extra_latency;
   // The pipeline: the intra-host passes of chunks 2..C run while the chunks before them cross
   // the hosts; the first chunk's reduce-scatter and the last one's all-gather (1/C of them)

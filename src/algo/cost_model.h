@@ -8,9 +8,13 @@
 // `shm_bytes_per_s` per rank.
 //
 // Time of a flat plan over N = H * R ranks (every term from the plan):
-//   check   = with validate, the argument check first: one all-to-all step in which every
-//             rank sends its descriptor (check_bytes) to every other; one_shot's descriptors
-//             ride in its data messages (its bytes, no step or message of their own).
+//   check   = with validate, the argument check first. N a power of two: log2 N steps of
+//             one frame (kCheckFrameBytes) to one partner each; recursive_doubling's data rides
+//             in them (no step or message of their own), one_shot's first frame leaves with its
+//             data. Otherwise one all-to-all step in which every rank sends its descriptor
+//             (check_bytes) to every other, and one_shot's data rides in it.
+//   recursive_doubling: log2 N steps of one message of the whole f32 tensor (two more with
+//             N not a power of two), one f32 add per step.
 //   steps   = RS steps + AG steps: a lane of T steps takes T; lanes run side by side, so a
 //             phase takes its longest lane; two_shot's all-to-all is one step per phase
 //             with N - 1 messages. Every message goes in the executor's microshards
@@ -132,6 +136,9 @@ double EffectiveThreads(const Machine& m);
 /// Bytes of the argument check's descriptor that every rank sends every other when validate is
 /// on (core/validate.h, whose static_assert holds the two equal).
 inline constexpr size_t kCheckBytes = 352;
+/// Bytes of each frame of the argument check of a power-of-two group (core/validate.h,
+/// CheckFrame): one per step, to that step's partner.
+inline constexpr size_t kCheckFrameBytes = 32;
 
 /// The time of one schedule step between ranks of one host (shared memory or threads: a
 /// message's wake-up and copy; docs/performance.md, "Small calls"), in microseconds.

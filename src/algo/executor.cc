@@ -33,7 +33,8 @@
 // floor and whether error feedback is on, so every rank and PlanWireBytes cut alike. Wave w's tags differ from every other wave's in
 // bits 48 and up (WaveTag); wave 0 of a one-wave call sends exactly what it always has.
 //
-// one_shot plans have their own schedule (one_shot.cc); Execute hands them over.
+// one_shot plans have their own schedule (one_shot.cc; recursive_doubling.cc for recursive_doubling);
+// Execute hands them over.
 // The walk over the steps (ForEachStep) is one function; PlanWireBytes runs it over the sends
 // and adds their bytes instead of sending them, so the predicted bytes come from the schedule.
 //
@@ -418,6 +419,7 @@ size_t PlanWaves(const Plan& p, int ranks, size_t microshards, size_t scratch_fl
 
 uint64_t PlanWireBytes(const Plan& p, int rank, int ranks, size_t microshards, size_t scratch_floor, bool ef) {
   if (ranks < 2) return 0;
+  if (p.recursive_doubling) return RecursiveDoublingWireBytes(p, rank, ranks, scratch_floor);
   if (p.one_shot) return OneShotWireBytes(p, ranks, scratch_floor);
   // The executor's own walk over its sends: the RS encodes and the AG's owner sends and
   // forwards, each one message of its microshard's wire bytes.

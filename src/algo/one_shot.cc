@@ -77,10 +77,13 @@ uint64_t OneShotMessageBytes(const Plan& plan, size_t count) { return codec::Wir
 
 namespace {
 
+// The wire images a call holds: every rank's, or recursive_doubling's own and received one.
+int Slots(const Plan& p, int n) { return p.recursive_doubling ? 2 : n; }
+
 // Scratch of a one_shot call of `count` elements on n ranks, with every option that adds a
 // buffer on (OneShotCall's layout).
 size_t OneShotScratch(const Plan& p, int n, size_t count) {
-  return size_t(n) * Round64(size_t(OneShotMessageBytes(p, count))) + 5 * Round64(count * sizeof(float)) +
+  return size_t(Slots(p, n)) * Round64(size_t(OneShotMessageBytes(p, count))) + 5 * Round64(count * sizeof(float)) +
          Round64(count * DTypeSize(p.dtype));
 }
 
@@ -96,11 +99,13 @@ size_t OneShotPieces(const Plan& p, int n, size_t floor) {
   });
 }
 
-uint64_t OneShotWireBytes(const Plan& p, int n, size_t floor) {
+uint64_t OneShotWireBytes(const Plan& p, int n, size_t floor) { return OneShotWireBytes(p, n, floor, n - 1); }
+
+uint64_t OneShotWireBytes(const Plan& p, int n, size_t floor, int messages) {
   const size_t pieces = OneShotPieces(p, n, floor);
   uint64_t bytes = 0;
   for (size_t i = 0; i < pieces; ++i) bytes += OneShotMessageBytes(p, Piece(p, pieces, i).count);
-  return uint64_t(n - 1) * bytes;
+  return uint64_t(messages) * bytes;
 }
 
 // The call's buffers in scratch: the N wire images, the f32 sum, the rotation's (or error
@@ -140,7 +145,7 @@ RunArgs OneShotCall::Bound(const RunArgs& a, void* out) {
 OneShotCall::OneShotCall(const Plan& plan, const RunArgs& a, Scratch* s, size_t first)
     : plan_(plan), args_(a), n_(a.transport->size()), r_(a.transport->rank()), first_(first),
       msg_(OneShotMessageBytes(plan, a.count)), slot_(Round64(size_t(msg_))), esize_(DTypeSize(a.dtype)),
-      copy_out_(a.rotation.guard && a.send == a.recv), buf_(Lay(a, s, n_, slot_, copy_out_)),
+      copy_out_(a.rotation.guard && a.send == a.recv), buf_(Lay(a, s, Slots(plan, n_), slot_, copy_out_)),
       bound_(Bound(a, buf_.out)), io_(s, 2 * size_t(n_), bound_, buf_.staged, buf_.tmp, a.count) {}
 
 // Requests: 2q receives from peer q, 2q + 1 sends to it.
@@ -148,11 +153,11 @@ Status OneShotCall::Start() {
   const RunArgs& a = args_;
   const uint64_t tag = OneShotTag(a.tag_base);
   started_ = true;
-  for (int d = 1; d < n_; ++d) {
+  for (int d = 1; d < n_ && !plan_.recursive_doubling; ++d) {
     const int q = Mod(r_ - d, n_);
     EQUARX_RETURN_IF_ERROR(io_.Recv(2 * size_t(q), q, tag, Slot(q), msg_));
   }
-  uint8_t* own = Slot(r_);
+  uint8_t* own = Own();
   const codec::WireSpec w = HopWire(plan_.rs_wire, 0, 0, 0, r_, first_);
   if (a.residual) {
     // staged <- f32(x) + residual (rotated); loss <- staged - dec(code(staged)) (unrotated)
@@ -169,8 +174,10 @@ Status OneShotCall::Start() {
       codec::RotateInverse(a.rotation, buf_.loss, a.count, a.element_offset, DType::kFloat32, buf_.loss);
   } else {
     io_.EncodeLocal(w, Range{0, a.count}, own);
+    // recursive_doubling: the f32 partial sum starts as the contribution
+    if (plan_.recursive_doubling) io_.Decode(w, own, a.count, DType::kFloat32, buf_.acc);
   }
-  for (int d = 1; d < n_; ++d) {
+  for (int d = 1; d < n_ && !plan_.recursive_doubling; ++d) {
     const int q = Mod(r_ + d, n_);
     EQUARX_RETURN_IF_ERROR(io_.Send(2 * size_t(q) + 1, q, tag, own, msg_));
   }
@@ -180,11 +187,15 @@ Status OneShotCall::Start() {
 Status OneShotCall::Finish() {
   const RunArgs& a = args_;
   if (!started_) EQUARX_RETURN_IF_ERROR(Start());
-  EQUARX_RETURN_IF_ERROR(io_.WaitAll());
-  // The sum in rank order, every contribution read from its wire bytes.
-  for (int q = 0; q < n_; ++q) {
-    if (q == 0) io_.Decode(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, buf_.acc);
-    else io_.DecodeAccumulate(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, buf_.acc, buf_.acc);
+  if (plan_.recursive_doubling) {
+    if (!steps_ran_) EQUARX_RETURN_IF_ERROR(RunSteps());
+  } else {
+    EQUARX_RETURN_IF_ERROR(io_.WaitAll());
+    // The sum in rank order, every contribution read from its wire bytes.
+    for (int q = 0; q < n_; ++q) {
+      if (q == 0) io_.Decode(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, buf_.acc);
+      else io_.DecodeAccumulate(plan_.rs_wire, Slot(q), a.count, DType::kFloat32, buf_.acc, buf_.acc);
+    }
   }
   const Range all{0, a.count};
   io_.DecodeOut(plan_.ag_wire, reinterpret_cast<const uint8_t*>(buf_.acc), all);

@@ -11,6 +11,18 @@ namespace equarx::algo {
 
 /// The tag of one_shot's one message per peer and call.
 inline uint64_t OneShotTag(uint64_t tag_base) { return tag_base; }
+/// The tag of recursive_doubling's message of step s (recursive_doubling.cc).
+inline uint64_t RecursiveDoublingTag(uint64_t tag_base, int s) { return tag_base + 1 + uint64_t(s); }
+
+/// The largest power of two <= n (n >= 1).
+inline int PowerOfTwoBelow(int n) {
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  return p;
+}
+
+/// Bytes rank `rank` of `n` sends when running `plan` (recursive_doubling).
+uint64_t RecursiveDoublingWireBytes(const Plan& plan, int rank, int n, size_t scratch_floor = kScratchFloor);
 
 /// Bytes of each of the N - 1 messages a rank sends when running `plan` (one_shot) on `count`
 /// elements.
@@ -22,6 +34,8 @@ size_t OneShotPieces(const Plan& plan, int n, size_t scratch_floor = kScratchFlo
 
 /// Bytes each rank sends when running `plan` (one_shot) on n ranks: N - 1 messages per piece.
 uint64_t OneShotWireBytes(const Plan& plan, int n, size_t scratch_floor = kScratchFloor);
+/// The same for `messages` whole messages per piece.
+uint64_t OneShotWireBytes(const Plan& plan, int n, size_t scratch_floor, int messages);
 
 class OneShotCall {
  public:
@@ -40,6 +54,23 @@ class OneShotCall {
   /// failures are returned; length mismatches are expected and ignored.
   Status Drain(const uint64_t* peer_bytes);
 
+  // recursive_doubling (recursive_doubling.cc). Start codes the contribution into the f32 partial
+  // sum and sends nothing; Finish runs every step that has not run. The call check of a group of
+  // 2^K ranks runs the K steps itself, one at a time (core/validate.h, CheckTree):
+  /// Bytes of each step's message.
+  uint64_t StepBytes() const { return msg_; }
+  /// Posts the receive of step k's partial sum from `partner`.
+  Status PostStep(int k, int partner);
+  /// Sends this rank's partial sum to `partner` (step k).
+  Status SendStep(int k, int partner);
+  /// Waits for step k's receive and send; with `add`, the partial sum becomes the sum of both,
+  /// the lower rank's first. Without, the received bytes are dropped (a length mismatch too).
+  Status FinishStep(int partner, bool add);
+  /// Withdraws step k's receive (the partner sent nothing) and waits for the send.
+  Status WithdrawStep();
+  /// Marks the steps as run (the call check ran them all).
+  void StepsRan() { steps_ran_ = true; }
+
  private:
   struct Buffers {
     uint8_t* slots = nullptr;
@@ -49,6 +80,9 @@ class OneShotCall {
   static Buffers Lay(const RunArgs& a, Scratch* s, int n, size_t slot, bool copy_out);
   static RunArgs Bound(const RunArgs& a, void* out);
   uint8_t* Slot(int q) { return buf_.slots + size_t(q) * slot_; }
+  uint8_t* Own() { return Slot(plan_.recursive_doubling ? 0 : r_); }
+  Status RunSteps();  // recursive_doubling: every step, for any N (recursive_doubling.cc)
+  void Add(int partner);  // partial sum += the received one, the lower rank's first
 
   const Plan& plan_;
   const RunArgs& args_;
@@ -61,6 +95,7 @@ class OneShotCall {
   RunArgs bound_;  // args, with the output in scratch when the result is copied out at the end
   CallIo io_;
   bool started_ = false;
+  bool steps_ran_ = false;
 };
 
 /// The same for a rank that did not Start: receives and drops what each peer q sent.

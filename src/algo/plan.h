@@ -58,6 +58,9 @@ struct Plan {
   /// one_shot (one_shot.cc): every rank sends its whole contribution, coded as rs_wire, to
   /// every peer and sums all N in rank order; no lanes, no all-gather.
   bool one_shot = false;
+  /// recursive_doubling (recursive_doubling.cc), a one_shot plan whose contributions meet in
+  /// log2 N rounds of pairs instead of one all-to-all step: rs_wire and ag_wire are raw f32.
+  bool recursive_doubling = false;
   DType dtype = DType::kFloat32;  ///< the call's (SelectPlan): its message is count * size
 };
 

@@ -62,12 +62,14 @@ class RequestSet {
     for (size_t i = 0; i < n_; ++i) EQUARX_RETURN_IF_ERROR(Wait(i));
     return Status::Ok();
   }
+  /// Withdraws request i if it is live.
+  void Cancel(size_t i) {
+    if (!live_[i]) return;
+    t_->Cancel(&reqs_[i]);
+    live_[i] = 0;
+  }
   void CancelAll() {
-    for (size_t i = 0; i < n_; ++i)
-      if (live_[i]) {
-        t_->Cancel(&reqs_[i]);
-        live_[i] = 0;
-      }
+    for (size_t i = 0; i < n_; ++i) Cancel(i);
   }
 
  private:

@@ -1,5 +1,6 @@
 // equarx tune table (see tune_table.h).
 #include "algo/tune_table.h"
+#include "common/hash.h"
 
 #include <algorithm>
 #include <fstream>
@@ -122,9 +123,7 @@ uint64_t TuneTable::Hash() const {
   std::string text = ToText();
   for (const TuneRule& r : fallback)
     text += "fallback " + std::to_string(r.min_bytes) + " " + std::to_string(int(r.algorithm)) + "\n";
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
+  return common::Fnv1a(text.data(), text.size());
 }
 
 }  // namespace equarx::algo

@@ -55,7 +55,8 @@ static_assert(int(equarx::Algorithm::kRing) == equarxAlgoRing &&
               int(equarx::Algorithm::kAuto) == equarxAlgoAuto &&
               int(equarx::Algorithm::kHierarchical) == equarxAlgoHierarchical &&
               int(equarx::Algorithm::kOneShot) == equarxAlgoOneShot &&
-              int(equarx::Algorithm::kOneShotRaw) == equarxAlgoOneShotRaw);
+              int(equarx::Algorithm::kOneShotRaw) == equarxAlgoOneShotRaw &&
+              int(equarx::Algorithm::kRecursiveDoubling) == equarxAlgoRecursiveDoubling);
 static_assert(int(equarx::Phases::kRS) == equarxPhasesRS && int(equarx::Phases::kAG) == equarxPhasesAG &&
               int(equarx::Phases::kRSAG) == equarxPhasesRSAG);
 static_assert(int(equarx::Codec::kInt8) == equarxCodecInt8 && int(equarx::Codec::kInt4) == equarxCodecInt4 &&

@@ -43,6 +43,7 @@ struct Communicator::Impl {
   algo::Scratch scratch;
   algo::HierarchicalScratch hier_scratch;  // algorithm hierarchical's own (scratch: its inner calls)
   core::Exchange exchange;
+  core::CheckTree check_tree;
   std::vector<uint64_t> peer_bytes;  // what each peer sent ahead of a refused call
   std::optional<algo::OneShotCall> ahead;  // a one_shot call started beside the exchange
   uint64_t calls = 0;
@@ -148,11 +149,15 @@ AllReduceOptions ResolveOptions(const AllReduceOptions& options) {
   return algo::ResolveDefaults(options, env::Read());
 }
 
-// Validate on: every rank sends its descriptor to every other, and the descriptors decide
-// whether the call runs and whether it rotates (core/rotation_guard.h). A one_shot call
-// starts beside the exchange instead of after it: its messages are consumed only once the
-// descriptors prove every rank runs the same call, and a refused call's messages are drained
-// (each descriptor says what its rank sent ahead). Sets args->rotation.
+// Validate on: the ranks check that they make the same call (core/validate.h) and decide
+// whether it rotates (core/rotation_guard.h). A group of 2^K ranks checks in K steps of one
+// frame to one partner (CheckTree); any other group sends every rank's descriptor to every
+// other (Exchange). Where the frames say the ranks disagree, every rank runs the Exchange too:
+// its descriptors give the refusal's message. A one_shot call starts beside the check instead of
+// after it, and a recursive_doubling call runs its steps in the tree's: their messages are
+// consumed only once the check proves every rank runs the same call, and a refused call's are
+// drained (each descriptor says what its rank sent ahead; the tree drops a partial sum in its
+// own step). Sets args->rotation.
 Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* send, const float* residual,
                                  algo::RunArgs* args) {
   const algo::Resolved& r = resolved;
@@ -167,31 +172,51 @@ Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* 
   }
   core::RotationInput input = core::RotationInput::kSafe;
   if (local.ok()) input = core::Announce(r.guard, args->dtype, send, residual, args->count);
-  // one_shot in one piece always rotates guarded
-  const bool early = local.ok() && r.plan.one_shot && algo::OneShotPieces(r.plan, t->size()) == 1;
+  const bool tree = core::ChecksByTree(t->size());
+  // one_shot in one piece always rotates guarded; recursive_doubling rides in the tree's steps
+  const bool whole = local.ok() && r.plan.one_shot && algo::OneShotPieces(r.plan, t->size()) == 1;
+  const bool rides = whole && r.plan.recursive_doubling && tree;
+  const bool early = whole && (!r.plan.recursive_doubling || rides);
   if (early) {
     args->rotation = spec(r.rotate, true);
     ahead.emplace(r.plan, *args, &scratch);
   }
-  const uint64_t tag = args->tag_base | kCheckTag;
   const uint64_t hash = r.table_hash;
-  const uint64_t sent = early ? algo::OneShotMessageBytes(r.plan, args->count) : 0;
-  t->Cork(early);  // the descriptor and one_shot's data leave together
-  Status st = exchange.Start(t, core::Describe(args->count, args->dtype, o, hash, input, sent, local), tag,
-                             args->deadline);
-  const Status started = early ? ahead->Start() : Status::Ok();
-  t->Cork(false);
-  if (st.ok()) st = exchange.Finish();
-  if (!started.ok()) return Fail(seq, started, true);
+  // What this rank sends each peer before the verdict, outside the tree's own steps.
+  const uint64_t sent = early && !rides ? algo::OneShotMessageBytes(r.plan, args->count) : 0;
+  const core::Descriptor mine = core::Describe(args->count, args->dtype, o, hash, input, sent, local);
+  Status st, started;
+  uint8_t inputs = 0;
+  if (tree) {
+    t->Cork(early);  // one_shot's data leaves with the first frame
+    started = early ? ahead->Start() : Status::Ok();
+    st = started.ok() ? check_tree.Run(t, mine, args->tag_base, args->deadline, rides ? &*ahead : nullptr) : Status::Ok();
+    t->Cork(false);
+    if (!started.ok() || !st.ok()) return Fail(seq, started.ok() ? st : started, early);
+    inputs = check_tree.rotation_inputs();
+    if (!check_tree.agreed()) {
+      st = exchange.Agree(t, mine, args->tag_base | kCheckTag, args->deadline);
+      if (st.ok()) st = Internal("the call check's frames disagree where the descriptors agree");
+    }
+  } else {
+    t->Cork(early);  // the descriptor and one_shot's data leave together
+    st = exchange.Start(t, mine, args->tag_base | kCheckTag, args->deadline);
+    started = early ? ahead->Start() : Status::Ok();
+    t->Cork(false);
+    if (st.ok()) st = exchange.Finish();
+    if (!started.ok()) return Fail(seq, started, true);
+    for (const core::Descriptor& d : exchange.all()) inputs |= core::InputBit(d.rotation_input);
+  }
   if (!st.ok()) {
     if (!exchange.received()) return Fail(seq, st, false);
     // Refused on every rank: take in what the peers sent ahead (the group stays usable).
     for (size_t q = 0; q < peer_bytes.size(); ++q) peer_bytes[q] = exchange.all()[q].sent_ahead;
-    const Status drained = early ? ahead->Drain(peer_bytes.data())
+    if (rides) ahead.reset();  // its steps ran in the tree's: nothing of it is in flight
+    const Status drained = ahead ? ahead->Drain(peer_bytes.data())
                                  : algo::DrainOneShot(t, args->tag_base, args->deadline, peer_bytes.data(), &scratch);
     return Fail(seq, drained.ok() ? st : drained, !drained.ok());
   }
-  core::RotationVerdict v = core::Settle(r.rotate, exchange.all().data(), exchange.all().size());
+  core::RotationVerdict v = core::Settle(r.rotate, inputs);
   if (v.again) {  // mixed: the unscanned ranks check now, and every rank says again
     if (input == core::RotationInput::kUnscanned) input = core::CheckInput(args->dtype, send, residual, args->count);
     st = exchange.Agree(t, core::Describe(args->count, args->dtype, o, hash, input, 0, local),
@@ -201,6 +226,8 @@ Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* 
   }
   if (early && (v.rotate != r.rotate || (v.rotate && !v.guard)))
     return Fail(seq, Internal("one_shot started with a rotation the ranks did not agree on"), true);
+  if (rides && !check_tree.rd_done())
+    return Fail(seq, Internal("recursive_doubling's steps did not all add where the ranks agree"), true);
   args->rotation = spec(v.rotate, v.guard);
   return Status::Ok();
 }

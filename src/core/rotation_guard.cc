@@ -23,19 +23,21 @@ RotationInput Announce(algo::RotationGuard guard, DType dtype, const void* send,
   return CheckInput(dtype, send, residual, count);
 }
 
-RotationVerdict Settle(bool rotate, const Descriptor* all, size_t ranks) {
-  bool unsafe = false, unscanned = false, all_unscanned = true;
-  for (size_t q = 0; q < ranks; ++q) {
-    const RotationInput in = all[q].rotation_input;
-    unsafe = unsafe || in == RotationInput::kUnsafe;
-    unscanned = unscanned || in == RotationInput::kUnscanned;
-    all_unscanned = all_unscanned && in == RotationInput::kUnscanned;
-  }
+RotationVerdict Settle(bool rotate, uint8_t inputs) {
+  auto seen = [&](RotationInput in) { return (inputs & InputBit(in)) != 0; };
+  const bool unsafe = seen(RotationInput::kUnsafe), unscanned = seen(RotationInput::kUnscanned);
+  const bool all_unscanned = inputs == InputBit(RotationInput::kUnscanned);
   RotationVerdict v;
   v.again = rotate && !unsafe && unscanned && !all_unscanned;
   v.rotate = rotate && !unsafe;
   v.guard = v.rotate && all_unscanned;
   return v;
+}
+
+RotationVerdict Settle(bool rotate, const Descriptor* all, size_t ranks) {
+  uint8_t inputs = 0;
+  for (size_t q = 0; q < ranks; ++q) inputs |= InputBit(all[q].rotation_input);
+  return Settle(rotate, inputs);
 }
 
 }  // namespace equarx::core

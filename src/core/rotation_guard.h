@@ -48,5 +48,8 @@ struct RotationVerdict {
   bool again = false;  ///< mixed: unscanned ranks check now, and every rank exchanges again
 };
 RotationVerdict Settle(bool rotate, const Descriptor* all, size_t ranks);
+/// The same from the set of the ranks' inputs, as bits InputBit(input).
+inline uint8_t InputBit(RotationInput in) { return uint8_t(1u << unsigned(in)); }
+RotationVerdict Settle(bool rotate, uint8_t inputs);
 
 }  // namespace equarx::core

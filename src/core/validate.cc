@@ -2,6 +2,7 @@
 #include "core/validate.h"
 
 #include "algo/cost_model.h"
+#include "common/hash.h"
 
 #include <algorithm>
 #include <cstring>
@@ -153,6 +154,74 @@ Status Exchange::Finish() {
     std::string d = Diff(all_[0], all_[size_t(p)]);
     if (!d.empty()) return Mismatch("ranks disagree: rank " + std::to_string(p) + " passes " + d);
   }
+  return Status::Ok();
+}
+
+static_assert(sizeof(CheckFrame) == algo::kCheckFrameBytes, "the cost model charges the frame's size");
+
+uint64_t CallHash(const Descriptor& d) {
+  Descriptor c = d;
+  c.rotation_input = RotationInput::kSafe;
+  c.sent_ahead = 0;
+  c.error_code = 0;
+  std::memset(c.error, 0, sizeof c.error);
+  return common::Fnv1a(&c, sizeof c);
+}
+
+Status CheckTree::Run(transport::Transport* t, const Descriptor& mine, uint64_t tag_base,
+                      transport::Deadline deadline, algo::OneShotCall* rd) {
+  const int n = t->size(), me = t->rank();
+  const uint64_t h = CallHash(mine);
+  frame_ = CheckFrame{};
+  frame_.lo = frame_.hi = h;
+  frame_.error = mine.error_code != 0;
+  frame_.rotation_inputs = InputBit(mine.rotation_input);
+  agreed_ = false;
+  rd_done_ = rd != nullptr;
+  // Whether a group's frame says that each of its ranks makes this rank's call.
+  auto agrees = [h](const CheckFrame& f) { return f.lo == h && f.hi == h && !f.error; };
+  auto failed = [&](const Status& st) {
+    t->Cancel(&reqs_[0]);
+    t->Cancel(&reqs_[1]);
+    return Status(st.code(), "argument check: " + st.message());
+  };
+  for (int k = 0; (1 << k) < n; ++k) {
+    const int p = me ^ (1 << k);
+    const bool ride = rd && agrees(frame_);
+    out_ = frame_;
+    out_.data_bytes = ride ? rd->StepBytes() : 0;
+    Status st = t->Irecv(p, CheckFrameTag(tag_base, k), &in_, sizeof in_, &reqs_[0]);
+    if (!st.ok()) return failed(st);
+    if (ride && !(st = rd->PostStep(k, p)).ok()) return failed(st);
+    t->Cork(true);  // the frame and the partial sum leave together
+    st = t->Isend(p, CheckFrameTag(tag_base, k), &out_, sizeof out_, &reqs_[1]);
+    if (st.ok() && ride) st = rd->SendStep(k, p);
+    t->Cork(false);
+    if (!st.ok()) return failed(st);
+    st = t->Wait(&reqs_[0], deadline);
+    if (st.ok()) st = t->Wait(&reqs_[1], deadline);
+    if (!st.ok()) return failed(st);
+    frame_.lo = std::min(frame_.lo, in_.lo);
+    frame_.hi = std::max(frame_.hi, in_.hi);
+    frame_.error |= in_.error;
+    frame_.rotation_inputs |= in_.rotation_inputs;
+    if (ride) {
+      // Both groups make this call: the partial sums add up. Otherwise what came is dropped.
+      const bool add = agrees(frame_) && in_.data_bytes == rd->StepBytes();
+      st = in_.data_bytes == 0 ? rd->WithdrawStep() : rd->FinishStep(p, add);
+      rd_done_ = rd_done_ && add;
+    } else if (in_.data_bytes > 0) {  // a partial sum this rank does not take
+      rd_done_ = false;
+      if (sink_.size() < in_.data_bytes) sink_.resize(size_t(in_.data_bytes));
+      st = t->Irecv(p, algo::RecursiveDoublingTag(tag_base, k), sink_.data(), size_t(in_.data_bytes), &reqs_[0]);
+      if (st.ok()) st = t->Wait(&reqs_[0], deadline);
+    } else if (rd) {
+      rd_done_ = false;
+    }
+    if (!st.ok()) return failed(st);
+  }
+  agreed_ = frame_.lo == frame_.hi && !frame_.error;
+  if (rd && rd_done_) rd->StepsRan();
   return Status::Ok();
 }
 

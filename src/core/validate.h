@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "algo/one_shot.h"
 #include "core/rotation_guard.h"
 #include "equarx/options.h"
 #include "equarx/status.h"
@@ -77,5 +78,60 @@ class Exchange {
   bool received_ = false;
   Status start_;
 };
+
+/// What a rank says in each step of the call check of a group of 2^K ranks (CheckTree), for
+/// the ranks it has heard from so far (its group). Trivially copyable, fixed size.
+struct CheckFrame {
+  uint64_t lo, hi;          ///< least and greatest CallHash of the group
+  uint64_t data_bytes;      ///< bytes of the recursive_doubling message sent beside it (0: none)
+  uint32_t error;           ///< 1: a rank of the group failed its local check
+  uint8_t rotation_inputs;  ///< InputBit of every rank's Descriptor::rotation_input
+  uint8_t pad[3];
+};
+
+/// Hash of what every rank must agree on: the descriptor without its rotation input, the bytes
+/// it sent ahead and its local error (the frame carries those).
+uint64_t CallHash(const Descriptor& d);
+
+/// The call check of a group of N = 2^K ranks, in K steps: in step k every rank trades a frame
+/// with rank ^ 2^k and merges it into its own (least and greatest hash, error, rotation
+/// inputs). After step k the 2^(k+1) ranks of each aligned group hold the same frame, so after
+/// K steps every rank holds the whole group's, whatever plan each resolved: the ranks agree
+/// when the least hash is the greatest and no rank failed. When they do not, every rank learns
+/// it in the same step and runs the descriptor exchange (Exchange), whose verdict is the message
+/// of the call's refusal.
+///
+/// A recursive_doubling call (algo/recursive_doubling.cc) has the same pairs: its step k rides
+/// beside frame k (corked, one message), while the ranks still agree. A rank sends its partial
+/// sum only while its group agrees with its own call (and says so in data_bytes); it adds the
+/// partner's only when the partner's group agrees too. Whatever a partner sent that is not
+/// added is received and dropped in the same step, so a refused call leaves nothing behind.
+class CheckTree {
+ public:
+  /// Runs the K steps of the call with tags from `tag_base` (CheckFrameTag). `rd`: the
+  /// recursive_doubling call that rides in them (started), or null. A transport failure is
+  /// returned; otherwise OK, and agreed() says the verdict.
+  Status Run(transport::Transport* t, const Descriptor& mine, uint64_t tag_base, transport::Deadline deadline,
+             algo::OneShotCall* rd);
+  /// Whether every rank makes the same call and none failed its local check.
+  bool agreed() const { return agreed_; }
+  /// InputBit of every rank's rotation input (rotation_guard.h, Settle).
+  uint8_t rotation_inputs() const { return frame_.rotation_inputs; }
+  /// Whether the recursive_doubling call ran every step with every partial sum added.
+  bool rd_done() const { return rd_done_; }
+
+ private:
+  CheckFrame frame_{}, in_{}, out_{};
+  transport::Request reqs_[2];
+  std::vector<uint8_t> sink_;  // a partial sum received and dropped (a refused call only)
+  bool agreed_ = false, rd_done_ = false;
+};
+
+/// The tag of step k's frame.
+inline uint64_t CheckFrameTag(uint64_t tag_base, int k) { return tag_base | (0xFFFFFFF0ull - uint64_t(k)); }
+
+/// Whether a group of n ranks checks calls with CheckTree (n a power of two) rather than with
+/// one all-to-all Exchange.
+inline bool ChecksByTree(int n) { return n >= 2 && (n & (n - 1)) == 0; }
 
 }  // namespace equarx::core

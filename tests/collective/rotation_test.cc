@@ -59,13 +59,14 @@ AllReduceOptions Rotated(Algorithm a, Phases p, Codec c) {
 TEST(Rotation, EveryAlgorithmWithinBoundAndIdenticalOnEveryRank) {
   const Algorithm algos[] = {Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi,
                              Algorithm::kTwoShot, Algorithm::kAuto, Algorithm::kRing,
-                             Algorithm::kOneShot, Algorithm::kOneShotRaw};
+                             Algorithm::kOneShot, Algorithm::kOneShotRaw, Algorithm::kRecursiveDoubling};
   for (Algorithm a : algos)
     for (Phases p : {Phases::kRSAG, Phases::kRS, Phases::kAG})
       for (int n : {2, 3, 5, 8})
         for (size_t count : {size_t(1), size_t(63), size_t(64), size_t(65), size_t(n) * 64 - 1,
                              size_t(5003)}) {
-          const bool unquantized = a == Algorithm::kRing || a == Algorithm::kOneShotRaw;
+          const bool unquantized =
+              a == Algorithm::kRing || a == Algorithm::kOneShotRaw || a == Algorithm::kRecursiveDoubling;
           if ((unquantized || a == Algorithm::kAuto) && p != Phases::kRSAG) continue;
           DType dt = count % 3 == 0 ? DType::kFloat16 : count % 2 ? DType::kBFloat16 : DType::kFloat32;
           // f16 rotates only where every hop is quantized (Rotation.F16WithAnUnquantizedHop).
@@ -222,7 +223,8 @@ TEST(Rotation, SafeInputsRotateWhetherCheckedFirstOrGuarded) {
   // or mixed), and not the unrotated one. Then a call with a NaN on the same group, repeated
   // unrotated, and a clean call after it: the repeat keeps every rank's calls in step.
   for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kAuto, Algorithm::kOneShot}) {
-    const size_t count = 1500;
+    // auto quantizes from somewhat larger calls (on one host the smallest run recursive_doubling).
+    const size_t count = a == Algorithm::kAuto ? 12000 : 1500;
     auto in = MakeInputs(4, count, DType::kBFloat16, 9);
     AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
     AllReduceOptions none = o;

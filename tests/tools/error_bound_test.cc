@@ -109,11 +109,13 @@ struct TuneFile {
 TEST(ErrorBound, ResolvesAutoAndTheSizeGateAsTheLibrary) {
   AllReduceOptions o;
   o.algorithm = Algorithm::kAuto;
-  // Without a tune file, the cost model on the environment's network (by default 1 Gbit/s and
-  // 50 us a step): one_shot's one step beats every other schedule's two or more on small
-  // messages; at 2000 B on 4 ranks quantizing its 3 x 2000 B saves more than 5% of the time,
-  // at 4 B on 2 ranks it does not.
-  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 1000, 4).algorithm, Algorithm::kOneShot);
+  // Without a tune file, the cost model on the environment's network (by default 1 Gbit/s, 2 us
+  // a step and 14 us a message): at 4 B on 2 ranks one_shot_raw's one message of bf16 (as
+  // recursive_doubling's one message, of f32); at 32 B on 4 ranks recursive_doubling's 2
+  // messages; at 4000 B on 4 ranks one_shot's quantized 3 x 2000 B, where recursive_doubling
+  // would send 2 x 8000 B of f32 partial sums.
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 2000, 4).algorithm, Algorithm::kOneShot);
+  EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 16, 4).algorithm, Algorithm::kRecursiveDoubling);
   EXPECT_EQ(ResolveForBound(o, DType::kBFloat16, 2, 2).algorithm, Algorithm::kOneShotRaw);
   // At 100 Gbit/s one codec thread is slower than the link for large messages: the ring.
   ::setenv("EQUARX_LINK_GBIT", "100", 1);

@@ -10,7 +10,8 @@
 // encode; the result's conversion to the dtype rounds once more. Two-shot encodes each
 // contribution once on its own scale: sum over ranks of u * blockmax. One-shot too (one_shot;
 // one_shot_raw sends the inputs as they are), with no all-gather, and its N - 1 f32
-// additions in rank order grow like a chain of N - 1 additions.
+// additions in rank order grow like a chain of N - 1 additions. recursive_doubling adds the
+// same N contributions in f32, in a tree of log2 N (+ 1) levels: within the same chain's bound.
 //
 // With a rotation, per power-of-two piece of P = 2^k elements of a rotation block: the
 // schedule runs on the rotated inputs y_r = rot(x_r) (computed in f32 exactly as the library
@@ -59,7 +60,8 @@ void PlainBound(const std::vector<const float*>& x, size_t count, const AllReduc
   }
   // Two-shot and one-shot: sum over ranks of each rank's own block maximum (each contribution
   // is encoded once, on its own scale).
-  const bool one_shot = o.algorithm == Algorithm::kOneShot || o.algorithm == Algorithm::kOneShotRaw;
+  const bool one_shot = o.algorithm == Algorithm::kOneShot || o.algorithm == Algorithm::kOneShotRaw ||
+                        o.algorithm == Algorithm::kRecursiveDoubling;
   std::vector<double> summax;
   if (o.algorithm == Algorithm::kTwoShot || o.algorithm == Algorithm::kOneShot) {
     summax.assign(count, 0.0);
