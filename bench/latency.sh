@@ -8,34 +8,38 @@
 #   sweep     every power of two from 1 KiB to 64 MiB, f32, 4 hosts at 1 Gbit/s (-n 300 below
 #             1 MiB, -n 8 from there on): the target "no slower than the fastest peer at any size".
 # equarx's rows: auto (the default call) and the schedules it chooses from (the ring,
-# one_shot_raw, one_shot, two_shot, full_bidir), each at the library's defaults (its scale
+# one_shot_raw, recursive_doubling, one_shot, two_shot, full_bidir), each at the library's defaults (its scale
 # format and block, the codec's rotation). Results: bench/results/latency/latency/ and bench/results/latency/sweep/
 # {small,large}/ (each rows.jsonl, env.txt, raw/); bench/plot/latency_table.py --splice
 # docs/benchmarks.md draws the tables.
 #
-#   bash bench/latency.sh [--hosts 2,4,8] [--rates 1gbit,none] [--iters 500] [--only latency|sweep]
+#   bash bench/latency.sh [--hosts 2,4,8] [--rates 1gbit,none] [--iters 500] [--only latency|sweep|sweep-small]
 #
+# --only sweep-small: the sweep below 1 MiB only (about 10 minutes); the tables keep the rest.
 # Needs root (as bench/netem/run.sh) and the release build. About 40 minutes with the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTS=2,4,8 RATES=1gbit,none ITERS=500 ONLY=
 source bench/options_lib.sh
-bench_options "bench/latency.sh [--hosts LIST] [--rates LIST] [--iters N] [--only latency|sweep]" \
+bench_options "bench/latency.sh [--hosts LIST] [--rates LIST] [--iters N] [--only latency|sweep|sweep-small]" \
   --hosts=HOSTS --rates=RATES --iters=ITERS --only=ONLY -- "$@"
 RES=bench/results/latency
-ALGOS=auto,one_shot_raw,one_shot,two_shot,full_bidir
+ALGOS=auto,one_shot_raw,recursive_doubling,one_shot,two_shot,full_bidir
 common=(--configs f32,bf16,mpi,mpi_ring,gloo --algos "$ALGOS" --phases rs+ag --block 0 --scale default --check 1)
 if [[ -z $ONLY || $ONLY == latency ]]; then
   rm -rf "$RES/latency"
   bash bench/netem/run.sh --hosts "$HOSTS" --rates "$RATES" "${common[@]}" -b 16 -e 1M -f 4 \
     -n "$ITERS" -w 50 --out "$RES/latency"
 fi
-if [[ -z $ONLY || $ONLY == sweep ]]; then
-  rm -rf "$RES/sweep"
+if [[ -z $ONLY || $ONLY == sweep* ]]; then
   sweep=(--hosts 4 --rates 1gbit --configs f32,mpi,mpi_ring,gloo --algos "$ALGOS" --f32-phases rs+ag
          --block 0 --scale default --check 1)
+  rm -rf "$RES/sweep/small"
   bash bench/netem/run.sh "${sweep[@]}" -b 1K -e 512K -f 2 -n 300 -w 30 --out "$RES/sweep/small"
-  bash bench/netem/run.sh "${sweep[@]}" -b 1M -e 64M -f 2 -n 8 -w 2 --out "$RES/sweep/large"
+  if [[ $ONLY != sweep-small ]]; then
+    rm -rf "$RES/sweep/large"
+    bash bench/netem/run.sh "${sweep[@]}" -b 1M -e 64M -f 2 -n 8 -w 2 --out "$RES/sweep/large"
+  fi
 fi
 rm -rf "$RES"/*/run "$RES"/*/*/run "$RES"/*/bin "$RES"/*/*/bin
 python3 bench/plot/latency_table.py --splice docs/benchmarks.md

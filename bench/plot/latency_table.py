@@ -21,7 +21,7 @@ from codec_speed_table import emit, env_of, split_splice  # noqa: E402
 
 PLOT = "bench/plot/latency_table.py"
 PEERS = (("mpi", "Open MPI default"), ("mpi_ring", "Open MPI ring"), ("gloo_ring", "Gloo ring"))
-FIXED = ("ring", "one_shot_raw", "one_shot", "two_shot", "full_bidir")
+FIXED = ("ring", "one_shot_raw", "recursive_doubling", "one_shot", "two_shot", "full_bidir")
 
 
 def rows_of(path):
@@ -142,11 +142,14 @@ def main():
                 link = "unshaped links" if rate == "none" else f"{rate.replace('gbit', ' Gbit/s')} links"
                 text += [f"**{hosts} hosts, {link}, {dtype}** (`latency/raw/H{hosts}_{rate}_*`):", ""] + t + [""]
     if sweep:
-        senv = env_of(os.path.join(res, "sweep", "small", "env.txt"))
         t, met, total = sweep_table(index(sweep))
         text += [f"**Every power of two, 4 hosts at 1 Gbit/s, f32** (`sweep/`; fastest peer / equarx "
                  f"above 1 means equarx's default call is the fastest): {met} of {total} sizes met.", ""] + t
-        text += ["", f"Provenance: `sweep/`: {senv.get('date', '?')}, commit {senv.get('commit', '?')[:7]}."]
+        parts = []
+        for part in ("small", "large"):
+            penv = env_of(os.path.join(res, "sweep", part, "env.txt"))
+            parts.append(f"`sweep/{part}/`: {penv.get('date', '?')}, commit {penv.get('commit', '?')[:7]}")
+        text += ["", "Provenance: " + "; ".join(parts) + "."]
     emit("\n".join(text).rstrip() + "\n", splice, "latency")
 
 

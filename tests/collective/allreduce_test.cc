@@ -60,9 +60,9 @@ void ExpectIdentical(const std::vector<Buffer>& out, const std::string& what) {
     ASSERT_TRUE(out[r] == out[0]) << what << ": rank " << r << " differs from rank 0";
 }
 
-// The unquantized schedules: the ring and one_shot_raw.
+// The unquantized schedules: the ring, one_shot_raw and recursive_doubling.
 TEST(Ring, ExactOnIntegerValuedInputs) {
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kOneShotRaw})
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kOneShotRaw, Algorithm::kRecursiveDoubling})
   for (DType dt : {DType::kFloat32, DType::kBFloat16, DType::kFloat16})
     for (int n : kRanks)
       for (size_t count : Sizes(n, 64))

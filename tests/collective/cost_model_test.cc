@@ -47,7 +47,7 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
   for (int n : {2, 3, 4, 7})
     for (Algorithm a : {Algorithm::kRing, Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi,
                         Algorithm::kTwoShot, Algorithm::kNaiveFp8, Algorithm::kAuto, Algorithm::kOneShot,
-                        Algorithm::kOneShotRaw})
+                        Algorithm::kOneShotRaw, Algorithm::kRecursiveDoubling})
       for (Codec codec : {Codec::kInt8, Codec::kInt4, Codec::kFp8E4M3})
         for (size_t count : {size_t(1), size_t(1000), size_t(100003)})
           for (bool validate : {true, false}) {
@@ -71,7 +71,7 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
             EXPECT_EQ(p.host_egress_bytes, sent[0]) << what;  // one rank per host
             ++checked;
           }
-  EXPECT_EQ(checked, 4 * (6 * 3 + 3) * 3 * 2);  // 504 calls
+  EXPECT_EQ(checked, 4 * (6 * 3 + 4) * 3 * 2);  // 528 calls
 }
 
 TEST(CostModel, HierarchicalBytesAreWhatRankZeroSends) {

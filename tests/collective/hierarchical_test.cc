@@ -50,14 +50,14 @@ void ExpectHierarchical(const std::vector<Buffer>& in, const AllReduceOptions& o
   for (int r = 0; r < n; ++r) ASSERT_TRUE(run.status[size_t(r)].ok()) << what << ": " << run.status[size_t(r)].message();
   for (int r = 1; r < n; ++r) EXPECT_TRUE(run.out[size_t(r)] == run.out[0]) << what << ": rank " << r << " differs";
 
-  // Bytes: every rank's count is the schedule's (plus the argument check's descriptors).
+  // Bytes: every rank's count is the schedule's (plus the argument check's).
   const env::Settings env = env::Read();
   algo::AutoTables tables(env);
   algo::Resolved resolved;
   ASSERT_TRUE(algo::Resolve({o, in[0].dtype, in[0].size(), n}, env, &tables, &resolved).ok()) << what;
   for (int r = 0; r < n; ++r)
     EXPECT_EQ(run.bytes[size_t(r)], algo::HierarchicalWireBytes(resolved, in[0].dtype, in[0].size(), r, n) +
-                                        uint64_t(n - 1) * sizeof(core::Descriptor))
+                                        core::CheckBytesPerRank(n))
         << what << ": rank " << r;
 
   // Error: |result - exact| <= |exact - sum of the host sums| + the inner bound on them.

@@ -64,7 +64,7 @@ TEST(HotPath, AWarmSmallCallAllocatesNothing) {
   ASSERT_TRUE(CreateInProcessGroup(4, &comms).ok());
   auto in = MakeInputs(4, kCount, DType::kFloat32, 3);
   for (Algorithm a : {Algorithm::kOneShotRaw, Algorithm::kOneShot, Algorithm::kAuto, Algorithm::kRing,
-                      Algorithm::kTwoShot})
+                      Algorithm::kTwoShot, Algorithm::kRecursiveDoubling})
     for (bool validate : {true, false})
       for (bool in_place : {false, true}) {
         AllReduceOptions o;

@@ -101,6 +101,56 @@ TEST(Mismatch, CountsDtypesAndOptionsThatDifferBetweenRanks) {
   ExpectAll(st, StatusCode::kMismatch, "quantize_min_bytes");
 }
 
+// A group of 2^K ranks checks a call in K steps of one frame to one partner (CheckTree), and
+// recursive_doubling's steps ride in them. A mismatch on any rank, whatever plan that rank
+// resolved (recursive_doubling with another count, the ring, another dtype), still fails on
+// every rank with the descriptor exchange's message; every message of the refused call is
+// consumed, so the next call on the same group is right (exact, on integer inputs).
+TEST(Mismatch, PowerOfTwoGroupsRefuseInTheirStepsAndStayUsable) {
+  using Spoil = std::function<void(size_t*, DType*, AllReduceOptions*)>;
+  const std::vector<std::pair<std::string, Spoil>> spoils = {
+      {"count", [](size_t* c, DType*, AllReduceOptions*) { *c = kCount - 1; }},
+      {"count", [](size_t* c, DType*, AllReduceOptions*) { *c = 0; }},
+      {"dtype", [](size_t*, DType* d, AllReduceOptions*) { *d = DType::kBFloat16; }},
+      {"algorithm", [](size_t*, DType*, AllReduceOptions* o) { o->algorithm = Algorithm::kRing; }},
+      {"algorithm", [](size_t*, DType*, AllReduceOptions* o) { o->algorithm = Algorithm::kOneShot; }},
+  };
+  for (int n : {2, 4, 8})
+    for (int bad : {0, n - 1, n / 2})
+      for (const auto& [needle, spoil] : spoils) {
+        std::vector<std::unique_ptr<Communicator>> comms;
+        ASSERT_TRUE(CreateInProcessGroup(n, &comms).ok());
+        auto in = MakeInputs(n, kCount, DType::kFloat32, 5, /*integers=*/true);
+        auto out = in;
+        const std::string what = "n=" + std::to_string(n) + " bad=" + std::to_string(bad) + " " + needle;
+        auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
+          size_t count = kCount;
+          DType dtype = DType::kFloat32;
+          AllReduceOptions o;
+          o.algorithm = Algorithm::kRecursiveDoubling;
+          o.timeout_ms = 20000;
+          if (c.rank() == bad) spoil(&count, &dtype, &o);
+          return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), count, dtype, o);
+        });
+        for (int r = 0; r < n; ++r) {
+          EXPECT_EQ(st[size_t(r)].code(), StatusCode::kMismatch) << what << " rank " << r << ": " << st[size_t(r)].ToString();
+          EXPECT_NE(st[size_t(r)].message().find(needle), std::string::npos) << what << ": " << st[size_t(r)].ToString();
+        }
+        st = tools::RunOnRanks(comms, [&](Communicator& c) {
+          AllReduceOptions o;
+          o.algorithm = Algorithm::kRecursiveDoubling;
+          return c.AllReduce(in[size_t(c.rank())].data(), out[size_t(c.rank())].data(), kCount, DType::kFloat32, o);
+        });
+        const auto exact = ExactSum(in);
+        for (int r = 0; r < n; ++r) {
+          ASSERT_TRUE(st[size_t(r)].ok()) << what << " (the next call) rank " << r << ": " << st[size_t(r)].ToString();
+          size_t wrong = 0;
+          for (size_t i = 0; i < kCount; ++i) wrong += out[size_t(r)].Get(i) != exact[i];
+          EXPECT_EQ(wrong, 0u) << what << " (the next call) rank " << r;
+        }
+      }
+}
+
 TEST(Mismatch, ZeroCountOnOneRankIsAMismatchNotAHang) {
   auto st = RunWithOneBadRank(3, 1, [](const void**, void**, size_t* c, DType*, AllReduceOptions*) { *c = 0; });
   ExpectAll(st, StatusCode::kMismatch, "count");

@@ -28,7 +28,7 @@ TEST(ScratchBound, EveryAlgorithmAt256MiBOn4Ranks) {
   std::vector<AllReduceOptions> configs;
   for (Algorithm a : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kFull, Algorithm::kFullBidir,
                       Algorithm::kSemi, Algorithm::kNaiveFp8, Algorithm::kTwoShot, Algorithm::kOneShot,
-                      Algorithm::kOneShotRaw}) {
+                      Algorithm::kOneShotRaw, Algorithm::kRecursiveDoubling}) {
     AllReduceOptions o;
     o.algorithm = a;
     configs.push_back(o);

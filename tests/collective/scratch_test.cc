@@ -113,7 +113,8 @@ void ExpectSameBitsInBoundedScratch(const AllReduceOptions& opts, const std::vec
 TEST(BoundedScratch, EveryFlatAlgorithmGivesTheBitsOfOneCall) {
   int runs = 0;
   for (Algorithm a : {Algorithm::kRing, Algorithm::kFull, Algorithm::kFullBidir, Algorithm::kSemi,
-                      Algorithm::kNaiveFp8, Algorithm::kTwoShot, Algorithm::kOneShot, Algorithm::kOneShotRaw})
+                      Algorithm::kNaiveFp8, Algorithm::kTwoShot, Algorithm::kOneShot, Algorithm::kOneShotRaw,
+                      Algorithm::kRecursiveDoubling})
     for (DType dtype : {DType::kFloat32, DType::kBFloat16})
       for (bool ef : {false, true}) {
         if (ef && (dtype != DType::kFloat32 || !IsQuantized(a))) continue;  // error feedback: f32, quantized
@@ -126,7 +127,7 @@ TEST(BoundedScratch, EveryFlatAlgorithmGivesTheBitsOfOneCall) {
                                        std::string(AlgorithmName(a)) + " " + std::string(DTypeName(dtype)) + (ef ? " ef" : ""));
         ++runs;
       }
-  EXPECT_EQ(runs, 8 * 2 + 6);
+  EXPECT_EQ(runs, 9 * 2 + 6);
 }
 
 TEST(BoundedScratch, StochasticRoundingAndOddRanksGiveTheBitsOfOneCall) {

@@ -12,9 +12,11 @@
 //            a ring-shaped schedule whose RS and AG send equally many messages, RS first.
 //   between  after a completed call, before the next
 //   new-shape  inside the first call of a new shape (half the elements) of one_shot with the
-//            argument check on, whose descriptors and data every rank sends at once: the
-//            victim signals itself at message k of that call, k drawn from SEED (the good call
-//            before it is one_shot with the check on too)
+//            argument check on, whose check (descriptors, or a power-of-two group's frames)
+//            and data every rank sends at once: the victim signals itself at message k of that
+//            call, k drawn from SEED (the good call before it is one_shot with the check on too)
+//   new-shape-rd  the same with recursive_doubling, whose steps ride in a power-of-two group's
+//            check frames
 //   random   one of setup, rs, ag and between, drawn from SEED
 // Every rank first makes one good call (the victim counts its messages there). Each survivor prints
 //   FAULT rank=R where=setup|call status=CODE call_ms=T elapsed_ms=E deadline_ms=D message="..."
@@ -151,7 +153,7 @@ int main(int argc, char** argv) {
   if (mode != "kill" && mode != "stop" && mode != "stop-idle") Usage(("unknown mode '" + mode + "'").c_str());
   std::string point = argc > 4 ? argv[4] : "rs";
   if (point != "setup" && point != "rs" && point != "ag" && point != "between" && point != "new-shape" &&
-      point != "random")
+      point != "new-shape-rd" && point != "random")
     Usage(("unknown point '" + point + "'").c_str());
   if (argc > 5 && !ParseU64(argv[5], &seed)) Usage("SEED must be a non-negative integer");
   if (argc > 6 && (!ParseU64(argv[6], &elements) || elements < 1024 || elements > (1ull << 28)))
@@ -205,12 +207,14 @@ int main(int argc, char** argv) {
   CountingTransport* counter = counting.get();
   equarx::Communicator comm(std::move(counting));
 
-  const bool new_shape = point == "new-shape";
+  const bool new_shape = point == "new-shape" || point == "new-shape-rd";
   size_t count = size_t(elements);
   std::vector<float> x(count, 1.0f), y(count);
   equarx::AllReduceOptions o;
   o.timeout_ms = deadline_ms;
-  o.algorithm = new_shape ? equarx::Algorithm::kOneShot : equarx::Algorithm::kFull;
+  o.algorithm = point == "new-shape-rd" ? equarx::Algorithm::kRecursiveDoubling
+                : new_shape                 ? equarx::Algorithm::kOneShot
+                                            : equarx::Algorithm::kFull;
   o.validate = new_shape;  // without it a full call's messages are exactly its RS and its AG
   // One good call first, so every rank is known to be in the collective phase.
   st = comm.AllReduce(x.data(), y.data(), count, equarx::DType::kFloat32, o);
@@ -231,8 +235,8 @@ int main(int argc, char** argv) {
   if (rank == victim) {
     if (point == "setup") _exit(6);  // the set-up completed although the victim signalled itself
     if (point == "between") Fault(rank, sig, point, "after-call-1");
-    if (per_call < 2 || per_call % 2 != 0) {
-      std::printf("VICTIM-ERROR rank=%d: %llu messages per call, expected an even number\n", rank,
+    if (per_call < 1 || (!new_shape && per_call % 2 != 0)) {  // rs and ag split the call in halves
+      std::printf("VICTIM-ERROR rank=%d: %llu messages per call, expected an even number (rs and ag)\n", rank,
                   (unsigned long long)per_call);
       std::fflush(stdout);
       _exit(7);

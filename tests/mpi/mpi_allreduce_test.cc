@@ -125,7 +125,7 @@ std::string Check(Communicator& c, size_t count, DType dt, const AllReduceOption
 }
 
 TEST_F(Mpi, UnquantizedRingIsExactOnIntegers) {
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kOneShotRaw})
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kOneShotRaw, Algorithm::kRecursiveDoubling})
     for (DType dt : {DType::kFloat32, DType::kBFloat16})
       for (size_t count : {size_t(0), size_t(1), size_t(63), size_t(64) * size_t(Size()) - 1, size_t(100003)}) {
         AllReduceOptions o;
@@ -180,7 +180,8 @@ TEST_F(Mpi, HierarchicalWithinBoundAndIdentical) {
 // the next call on the group is right.
 TEST_F(Mpi, MismatchedCountIsReportedOnEveryRank) {
   ASSERT_GE(Size(), 2) << "needs 2 ranks (the 1-rank CTest run filters this test out)";
-  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kOneShot, Algorithm::kOneShotRaw}) {
+  for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kOneShot, Algorithm::kOneShotRaw,
+                      Algorithm::kRecursiveDoubling}) {
     AllReduceOptions o;
     o.algorithm = a;
     std::vector<float> x(1000, 1.0f), y(1000);

@@ -10,7 +10,7 @@
 #         mpi-shm  MPI point-to-point over shared memory (--mca btl self,vader)
 #         mpi-tcp  MPI point-to-point over Open MPI's TCP BTL: not run by CTest, since Open
 #                  MPI 4.1 may abort or spin the rank that sees the reset (docs/errors.md)
-#   POINT setup | rs | ag | between | new-shape | random (default rs; fault_test.cc says what each means);
+#   POINT setup | rs | ag | between | new-shape | new-shape-rd | random (default rs; fault_test.cc says what each means);
 #         SEED (default 1) draws random's point, the set-up stage and the message
 #   kill  survivors must fail within the deadline + FAULT_KILL_SLACK_MS (a closed connection
 #         fails them early); mpirun runs with --enable-recovery so that the death alone does not
@@ -43,7 +43,7 @@ for n in "$np" "$seed" "$deadline_ms" "$limit" "$kill_slack"; do
   case $n in ''|*[!0-9]*) echo "run_fault_test.sh: '$n' is not a non-negative integer" >&2; exit 2 ;; esac
 done
 [ "$np" -ge 2 ] || { echo "run_fault_test.sh: NP must be at least 2" >&2; exit 2; }
-case $point in setup|rs|ag|between|new-shape|random) ;; *) echo "run_fault_test.sh: unknown point $point" >&2; exit 2 ;; esac
+case $point in setup|rs|ag|between|new-shape|new-shape-rd|random) ;; *) echo "run_fault_test.sh: unknown point $point" >&2; exit 2 ;; esac
 out=$(mktemp)
 victim_pid=
 # Alive: the process exists and is not a zombie (a dead rank may wait, unreaped, for an

@@ -101,7 +101,7 @@ TEST(Auto, FollowsItsTableExactly) {
 // is the model's fastest: the fastest unquantized schedule unless a quantized candidate beats
 // it by 5%, else the fastest quantized candidate.
 TEST(ModelTable, EverySizePicksTheModelsFastest) {
-  const Algorithm plain[] = {Algorithm::kRing, Algorithm::kOneShotRaw};
+  const Algorithm plain[] = {Algorithm::kRing, Algorithm::kOneShotRaw, Algorithm::kRecursiveDoubling};
   const Algorithm quantized[] = {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kSemi, Algorithm::kFull,
                                  Algorithm::kOneShot};
   int plain_rules = 0, quantized_rules = 0;
