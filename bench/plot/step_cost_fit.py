@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from codec_speed_table import emit, split_splice  # noqa: E402
 
 MODEL = "build/release/tools/model/equarx-model"
-ALGOS = ("ring", "one_shot_raw", "one_shot", "two_shot", "full_bidir")
+ALGOS = ("ring", "one_shot_raw", "recursive_doubling", "one_shot", "two_shot", "full_bidir")
 RATES = {"1gbit": 1.0, "2500mbit": 2.5, "100mbit": 0.1}
 
 

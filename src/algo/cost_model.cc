@@ -43,8 +43,10 @@ int Log2(int p) {
 
 // The argument check with validate on (core/validate.h), for a call of `plan` on N ranks, R per
 // host. N a power of two: log2 N steps, each a frame to one partner (rank ^ 2^k);
-// recursive_doubling's data rides in those frames' messages, and one_shot's first frame leaves
-// with its data. Otherwise one all-to-all step of descriptors, in which one_shot's data rides.
+// recursive_doubling's data rides in those frames' messages, and each frame leaves with
+// one_shot's data to that step's partner (the call waits for the last step: log2 N - 1 more
+// steps, no more messages). Otherwise one all-to-all step of descriptors, in which one_shot's
+// data rides.
 struct Check {
   int steps = 0;
   uint64_t messages = 0, bytes = 0, host_egress_bytes = 0, intra_host_bytes = 0;
@@ -54,7 +56,7 @@ Check CheckOf(int N, int R, const Machine& m, const Plan& plan) {
   if (PowerOfTwoBelow(N) == N) {
     const int K = Log2(N), off_host = K - std::min(K, Log2(R));  // steps whose partner is on another host
     c.steps = plan.recursive_doubling ? 0 : plan.one_shot ? K - 1 : K;
-    c.messages = uint64_t(c.steps);
+    c.messages = plan.one_shot ? 0 : uint64_t(K);
     c.bytes = uint64_t(K) * kCheckFrameBytes;
     c.host_egress_bytes = uint64_t(R) * uint64_t(off_host) * kCheckFrameBytes;
     c.intra_host_bytes = uint64_t(K - off_host) * kCheckFrameBytes;

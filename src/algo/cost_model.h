@@ -10,8 +10,9 @@
 // Time of a flat plan over N = H * R ranks (every term from the plan):
 //   check   = with validate, the argument check first. N a power of two: log2 N steps of
 //             one frame (kCheckFrameBytes) to one partner each; recursive_doubling's data rides
-//             in them (no step or message of their own), one_shot's first frame leaves with its
-//             data. Otherwise one all-to-all step in which every rank sends its descriptor
+//             in them (no step or message of their own), and one_shot's data to each step's
+//             partner leaves with that step's frame (log2 N - 1 more steps, no more messages).
+//             Otherwise one all-to-all step in which every rank sends its descriptor
 //             (check_bytes) to every other, and one_shot's data rides in it.
 //   recursive_doubling: log2 N steps of one message of the whole f32 tensor (two more with
 //             N not a power of two), one f32 add per step.

@@ -149,7 +149,7 @@ OneShotCall::OneShotCall(const Plan& plan, const RunArgs& a, Scratch* s, size_t 
       bound_(Bound(a, buf_.out)), io_(s, 2 * size_t(n_), bound_, buf_.staged, buf_.tmp, a.count) {}
 
 // Requests: 2q receives from peer q, 2q + 1 sends to it.
-Status OneShotCall::Start() {
+Status OneShotCall::Start(bool leave_tree_partners) {
   const RunArgs& a = args_;
   const uint64_t tag = OneShotTag(a.tag_base);
   started_ = true;
@@ -178,11 +178,14 @@ Status OneShotCall::Start() {
     if (plan_.recursive_doubling) io_.Decode(w, own, a.count, DType::kFloat32, buf_.acc);
   }
   for (int d = 1; d < n_ && !plan_.recursive_doubling; ++d) {
-    const int q = Mod(r_ + d, n_);
+    const int q = Mod(r_ + d, n_), x = q ^ r_;
+    if (leave_tree_partners && x >= 2 && (x & (x - 1)) == 0) continue;
     EQUARX_RETURN_IF_ERROR(io_.Send(2 * size_t(q) + 1, q, tag, own, msg_));
   }
   return Status::Ok();
 }
+
+Status OneShotCall::SendTo(int q) { return io_.Send(2 * size_t(q) + 1, q, OneShotTag(args_.tag_base), Own(), msg_); }
 
 Status OneShotCall::Finish() {
   const RunArgs& a = args_;

@@ -43,8 +43,12 @@ class OneShotCall {
   /// in the call that `plan` was made for (a piece's first element; stochastic rounding's
   /// streams count from there).
   OneShotCall(const Plan& plan, const RunArgs& args, Scratch* scratch, size_t first = 0);
-  /// Posts every receive, codes this rank's contribution and sends it to every peer.
-  Status Start();
+  /// Posts every receive, codes this rank's contribution and sends it to every peer, or with
+  /// `leave_tree_partners` to every peer but ranks r ^ 2^k, k >= 1: the call check of a group of
+  /// 2^K ranks sends to those in its step k, beside its frame (SendTo; core/validate.h).
+  Status Start(bool leave_tree_partners = false);
+  /// Sends this rank's contribution to peer q (after Start left it out).
+  Status SendTo(int q);
   /// Waits for every message (Start first if not started), sums, and writes the result (or,
   /// with a guarded rotation whose result is not finite, sets *args.rotated_nonfinite and
   /// writes nothing).
@@ -57,6 +61,8 @@ class OneShotCall {
   // recursive_doubling (recursive_doubling.cc). Start codes the contribution into the f32 partial
   // sum and sends nothing; Finish runs every step that has not run. The call check of a group of
   // 2^K ranks runs the K steps itself, one at a time (core/validate.h, CheckTree):
+  /// Whether the call is recursive_doubling's.
+  bool recursive_doubling() const { return plan_.recursive_doubling; }
   /// Bytes of each step's message.
   uint64_t StepBytes() const { return msg_; }
   /// Posts the receive of step k's partial sum from `partner`.

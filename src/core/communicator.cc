@@ -188,9 +188,10 @@ Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* 
   Status st, started;
   uint8_t inputs = 0;
   if (tree) {
-    t->Cork(early);  // one_shot's data leaves with the first frame
-    started = early ? ahead->Start() : Status::Ok();
-    st = started.ok() ? check_tree.Run(t, mine, args->tag_base, args->deadline, rides ? &*ahead : nullptr) : Status::Ok();
+    t->Cork(early);  // one_shot's data leaves with the frames
+    started = early ? ahead->Start(/*leave_tree_partners=*/true) : Status::Ok();
+    st = started.ok() ? check_tree.Run(t, mine, args->tag_base, args->deadline, early ? &*ahead : nullptr)
+                      : Status::Ok();
     t->Cork(false);
     if (!started.ok() || !st.ok()) return Fail(seq, started.ok() ? st : started, early);
     inputs = check_tree.rotation_inputs();

@@ -169,8 +169,10 @@ uint64_t CallHash(const Descriptor& d) {
 }
 
 Status CheckTree::Run(transport::Transport* t, const Descriptor& mine, uint64_t tag_base,
-                      transport::Deadline deadline, algo::OneShotCall* rd) {
+                      transport::Deadline deadline, algo::OneShotCall* call) {
   const int n = t->size(), me = t->rank();
+  algo::OneShotCall* rd = call && call->recursive_doubling() ? call : nullptr;
+  algo::OneShotCall* one_shot = call && !rd ? call : nullptr;
   const uint64_t h = CallHash(mine);
   frame_ = CheckFrame{};
   frame_.lo = frame_.hi = h;
@@ -196,6 +198,7 @@ Status CheckTree::Run(transport::Transport* t, const Descriptor& mine, uint64_t 
     t->Cork(true);  // the frame and the partial sum leave together
     st = t->Isend(p, CheckFrameTag(tag_base, k), &out_, sizeof out_, &reqs_[1]);
     if (st.ok() && ride) st = rd->SendStep(k, p);
+    if (st.ok() && one_shot && k > 0) st = one_shot->SendTo(p);  // whatever the verdict: Drain counts it
     t->Cork(false);
     if (!st.ok()) return failed(st);
     st = t->Wait(&reqs_[0], deadline);

@@ -102,17 +102,20 @@ uint64_t CallHash(const Descriptor& d);
 /// of the call's refusal.
 ///
 /// A recursive_doubling call (algo/recursive_doubling.cc) has the same pairs: its step k rides
-/// beside frame k (corked, one message), while the ranks still agree. A rank sends its partial
+/// beside frame k (corked, one message), while the ranks still agree. A one_shot call sends its
+/// contribution to each step's partner beside that step's frame. A rank sends its partial
 /// sum only while its group agrees with its own call (and says so in data_bytes); it adds the
 /// partner's only when the partner's group agrees too. Whatever a partner sent that is not
 /// added is received and dropped in the same step, so a refused call leaves nothing behind.
 class CheckTree {
  public:
-  /// Runs the K steps of the call with tags from `tag_base` (CheckFrameTag). `rd`: the
-  /// recursive_doubling call that rides in them (started), or null. A transport failure is
-  /// returned; otherwise OK, and agreed() says the verdict.
+  /// Runs the K steps of the call with tags from `tag_base` (CheckFrameTag). `call`: a started
+  /// one_shot call (null: none): recursive_doubling rides in the steps; any other one_shot call
+  /// sends its contribution to its step-k partner (k >= 1) beside frame k, so that the check
+  /// adds no message of its own (Start left those out). A transport failure is returned;
+  /// otherwise OK, and agreed() says the verdict.
   Status Run(transport::Transport* t, const Descriptor& mine, uint64_t tag_base, transport::Deadline deadline,
-             algo::OneShotCall* rd);
+             algo::OneShotCall* call);
   /// Whether every rank makes the same call and none failed its local check.
   bool agreed() const { return agreed_; }
   /// InputBit of every rank's rotation input (rotation_guard.h, Settle).
