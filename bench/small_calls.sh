@@ -36,7 +36,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$B/bench/latency/equarx_small_call_bench" --benchmark_min_time=0.5 --benchmark_format=json \
   --benchmark_out="$RES/pieces.json" --benchmark_out_format=json >/dev/null
 PERF=(-b 16 -e 64K -f 4 -n 2000 -w 200 -d f32 -c 1)
-ALGOS=auto,one_shot_raw,one_shot,ring,two_shot
+ALGOS=auto,one_shot_raw,recursive_doubling,one_shot,ring,two_shot
 run() {  # NAME LAUNCH...: equarx-perf with every variant, rows into calls_NAME.jsonl
   local name=$1
   shift

@@ -22,7 +22,7 @@ from codec_speed_table import emit, env_of, split_splice  # noqa: E402
 PLOT = "bench/plot/small_calls_table.py"
 SETTINGS = (("inproc", "in process (threads)"), ("shm", "processes, shared-memory rings"),
             ("sockets", "processes, TCP over loopback"), ("mpi", "processes, MPI point-to-point"))
-FIXED = ("ring", "one_shot_raw", "one_shot", "two_shot")
+FIXED = ("ring", "one_shot_raw", "recursive_doubling", "one_shot", "two_shot")
 
 
 def size_text(b):

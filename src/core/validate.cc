@@ -182,9 +182,10 @@ Status CheckTree::Run(transport::Transport* t, const Descriptor& mine, uint64_t 
   rd_done_ = rd != nullptr;
   // Whether a group's frame says that each of its ranks makes this rank's call.
   auto agrees = [h](const CheckFrame& f) { return f.lo == h && f.hi == h && !f.error; };
+  bool posted[2] = {false, false};  // which of reqs_ this step posted (Cancel needs a posted one)
   auto failed = [&](const Status& st) {
-    t->Cancel(&reqs_[0]);
-    t->Cancel(&reqs_[1]);
+    for (int i = 0; i < 2; ++i)
+      if (posted[i]) t->Cancel(&reqs_[i]);
     return Status(st.code(), "argument check: " + st.message());
   };
   for (int k = 0; (1 << k) < n; ++k) {
@@ -192,11 +193,14 @@ Status CheckTree::Run(transport::Transport* t, const Descriptor& mine, uint64_t 
     const bool ride = rd && agrees(frame_);
     out_ = frame_;
     out_.data_bytes = ride ? rd->StepBytes() : 0;
+    posted[0] = posted[1] = false;
     Status st = t->Irecv(p, CheckFrameTag(tag_base, k), &in_, sizeof in_, &reqs_[0]);
     if (!st.ok()) return failed(st);
+    posted[0] = true;
     if (ride && !(st = rd->PostStep(k, p)).ok()) return failed(st);
     t->Cork(true);  // the frame and the partial sum leave together
     st = t->Isend(p, CheckFrameTag(tag_base, k), &out_, sizeof out_, &reqs_[1]);
+    posted[1] = st.ok();
     if (st.ok() && ride) st = rd->SendStep(k, p);
     if (st.ok() && one_shot && k > 0) st = one_shot->SendTo(p);  // whatever the verdict: Drain counts it
     t->Cork(false);
@@ -216,7 +220,9 @@ Status CheckTree::Run(transport::Transport* t, const Descriptor& mine, uint64_t 
     } else if (in_.data_bytes > 0) {  // a partial sum this rank does not take
       rd_done_ = false;
       if (sink_.size() < in_.data_bytes) sink_.resize(size_t(in_.data_bytes));
+      posted[1] = false;
       st = t->Irecv(p, algo::RecursiveDoublingTag(tag_base, k), sink_.data(), size_t(in_.data_bytes), &reqs_[0]);
+      posted[0] = st.ok();
       if (st.ok()) st = t->Wait(&reqs_[0], deadline);
     } else if (rd) {
       rd_done_ = false;
