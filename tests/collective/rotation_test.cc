@@ -292,7 +292,8 @@ TEST(Rotation, StochasticRoundingAndTelemetry) {
 }
 
 TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
-  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot, Algorithm::kOneShot})
+  for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot, Algorithm::kOneShot,
+                      Algorithm::kRecursiveDoubling})
     for (DType dt : {DType::kFloat32, DType::kBFloat16})
       for (int n : {2, 3}) {
         const size_t count = 3001;
@@ -330,7 +331,8 @@ TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
           for (int r = 0; r < n; ++r) after += res[size_t(r)][i], res_sq += double(res[size_t(r)][i]) * res[size_t(r)][i];
           ASSERT_LE(std::fabs(after - before[i]), conserve[i]) << what << " element " << i;
         }
-        EXPECT_GT(res_sq, 0.0) << what;
+        // recursive_doubling loses only the final rounding to the dtype: nothing on f32 data.
+        if (IsQuantized(a) || dt != DType::kFloat32) EXPECT_GT(res_sq, 0.0) << what;
       }
 }
 
