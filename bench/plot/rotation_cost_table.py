@@ -73,8 +73,12 @@ def table():
     head = ("Speedup over the bf16 ring in the same launch, rotation none (%s; %s) and the "
             "default rotation (%s; %s); ratio = default / none." % (
                 named(RUNS[4][0]), named(RUNS[8][0]), named(RUNS[4][1]), named(RUNS[8][1])))
-    prov = "Provenance: rotation none: %s (H = 4), %s (H = 8); default rotation: %s (H = 4), %s (H = 8)." % (
-        commit_of(RUNS[4][0]), commit_of(RUNS[8][0]), commit_of(RUNS[4][1]), commit_of(RUNS[8][1]))
+    def builds(i):  # the commits of one side's runs, each named once with its host counts
+        by = {}
+        for hosts in (4, 8):
+            by.setdefault(commit_of(RUNS[hosts][i]), []).append("%d" % hosts)
+        return ", ".join("%s (H = %s)" % (c, " and ".join(h)) for c, h in by.items())
+    prov = "Provenance: rotation none: %s; default rotation: %s." % (builds(0), builds(1))
     return head + "\n\n" + "\n".join(lines) + "\n\n" + prov
 
 

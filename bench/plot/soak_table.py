@@ -59,8 +59,11 @@ def main():
             f"| {s['seconds']:.0f} s | {'**pass**' if s['pass'] else '**FAIL**'} (exit status {r['rc']}) |")
         distinct[(h["seed"], h["max_bytes"], h["ranks"])] = max(
             s["calls"], distinct.get((h["seed"], h["max_bytes"], h["ranks"]), 0))
-    out += ["", "Provenance: " + "; ".join(f"seed {r['head']['seed']}: build of {r['env'].get('commit', '?')[:7]}"
-                                          for r in runs) + "."]
+    by_build = {}  # each build's seeds, in run order: every commit named once
+    for r in runs:
+        by_build.setdefault(r["env"].get("commit", "?")[:7], []).append(str(r["head"]["seed"]))
+    out += ["", "Provenance: " + "; ".join(f"seed{'s' if len(v) > 1 else ''} {', '.join(v)}: build of {c}"
+                                          for c, v in by_build.items()) + "."]
     seeds = sorted({r["head"]["seed"] for r in runs})
     out += ["", f"Distinct random calls: **{sum(distinct.values()):,}** from {len(seeds)} seed"
             f"{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))}) in {len(runs)} run"
