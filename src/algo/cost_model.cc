@@ -35,12 +35,6 @@ double CoresPerRank(const Machine& m) {
 // intra-host copies are a CPU's loads and stores, at shm_bytes_per_s per core.
 double CoreShare(const Machine& m) { return std::min(1.0, CoresPerRank(m)); }
 
-int Log2(int p) {
-  int k = 0;
-  while ((1 << k) < p) ++k;
-  return k;
-}
-
 // The argument check with validate on (core/validate.h), for a call of `plan` on N ranks, R per
 // host. N a power of two: log2 N steps, each a frame to one partner (rank ^ 2^k);
 // recursive_doubling's data rides in those frames' messages, and each frame leaves with
@@ -53,7 +47,7 @@ struct Check {
 };
 Check CheckOf(int N, int R, const Machine& m, const Plan& plan) {
   Check c;
-  if (PowerOfTwoBelow(N) == N) {
+  if (IsPowerOfTwo(N)) {
     const int K = Log2(N), off_host = K - std::min(K, Log2(R));  // steps whose partner is on another host
     c.steps = plan.recursive_doubling ? 0 : plan.one_shot ? K - 1 : K;
     c.messages = plan.one_shot ? 0 : uint64_t(K);

@@ -179,7 +179,7 @@ Status OneShotCall::Start(bool leave_tree_partners) {
   }
   for (int d = 1; d < n_ && !plan_.recursive_doubling; ++d) {
     const int q = Mod(r_ + d, n_), x = q ^ r_;
-    if (leave_tree_partners && x >= 2 && (x & (x - 1)) == 0) continue;
+    if (leave_tree_partners && x >= 2 && IsPowerOfTwo(x)) continue;
     EQUARX_RETURN_IF_ERROR(io_.Send(2 * size_t(q) + 1, q, tag, own, msg_));
   }
   return Status::Ok();

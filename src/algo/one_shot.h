@@ -20,6 +20,15 @@ inline int PowerOfTwoBelow(int n) {
   while (2 * p <= n) p *= 2;
   return p;
 }
+/// Whether n is a power of two.
+inline bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
+/// K for the power of two p = 2^K: recursive_doubling's steps among p ranks, and the call
+/// check's in a group of p (core/validate.h).
+inline int Log2(int p) {
+  int k = 0;
+  while ((1 << k) < p) ++k;
+  return k;
+}
 
 /// Bytes rank `rank` of `n` sends when running `plan` (recursive_doubling).
 uint64_t RecursiveDoublingWireBytes(const Plan& plan, int rank, int n, size_t scratch_floor = kScratchFloor);

@@ -43,10 +43,9 @@ Plan MakeRecursiveDoublingPlan(const PlanArgs& a) {
 
 uint64_t RecursiveDoublingWireBytes(const Plan& p, int rank, int n, size_t floor) {
   const int P = PowerOfTwoBelow(n);
-  int messages = 0;
-  for (int b = 1; b < P; b *= 2) ++messages;  // the K steps
-  if (rank >= P) messages = 1;                // an extra rank sends its contribution only
-  else if (rank < n - P) ++messages;          // and gets the sum from its partner
+  int messages = Log2(P);             // the K steps
+  if (rank >= P) messages = 1;        // an extra rank sends its contribution only
+  else if (rank < n - P) ++messages;  // and gets the sum from its partner
   return OneShotWireBytes(p, n, floor, messages);
 }
 
@@ -94,9 +93,7 @@ Status OneShotCall::WithdrawStep() {
 }
 
 Status OneShotCall::RunSteps() {
-  const int P = PowerOfTwoBelow(n_);
-  int K = 0;
-  while ((1 << K) < P) ++K;
+  const int P = PowerOfTwoBelow(n_), K = Log2(P);
   // Tags: with extra ranks the pre-step is step 0, the K steps 1 .. K, the post-step K + 1.
   const int first = n_ > P ? 1 : 0;
   auto trade = [&](int step, int partner, bool send, bool recv, bool add) -> Status {

@@ -135,15 +135,13 @@ inline uint64_t CheckFrameTag(uint64_t tag_base, int k) { return tag_base | (0xF
 
 /// Whether a group of n ranks checks calls with CheckTree (n a power of two) rather than with
 /// one all-to-all Exchange.
-inline bool ChecksByTree(int n) { return n >= 2 && (n & (n - 1)) == 0; }
+inline bool ChecksByTree(int n) { return n >= 2 && algo::IsPowerOfTwo(n); }
 
 /// Bytes each of n ranks sends for the check of a call the ranks agree on: log2 n frames, or
 /// n - 1 descriptors.
 inline uint64_t CheckBytesPerRank(int n) {
   if (!ChecksByTree(n)) return n < 2 ? 0 : uint64_t(n - 1) * sizeof(Descriptor);
-  uint64_t frames = 0;
-  for (int b = 1; b < n; b *= 2) ++frames;
-  return frames * sizeof(CheckFrame);
+  return uint64_t(algo::Log2(n)) * sizeof(CheckFrame);
 }
 
 }  // namespace equarx::core
