@@ -36,18 +36,18 @@ double CoresPerRank(const Machine& m) {
 double CoreShare(const Machine& m) { return std::min(1.0, CoresPerRank(m)); }
 
 // The argument check with validate on (core/validate.h), for a call of `plan` on N ranks, R per
-// host. N a power of two: log2 N steps, each a frame to one partner (rank ^ 2^k);
-// recursive_doubling's data rides in those frames' messages, and each frame leaves with
-// one_shot's data to that step's partner (the call waits for the last step: log2 N - 1 more
-// steps, no more messages). Otherwise one all-to-all step of descriptors, in which one_shot's
-// data rides.
+// host. N a power of two across hosts (ChecksByTree): log2 N steps, each a frame to one
+// partner (rank ^ 2^k); recursive_doubling's data rides in those frames' messages, and each
+// frame leaves with one_shot's data to that step's partner (the call waits for the last step:
+// log2 N - 1 more steps, no more messages). Otherwise one all-to-all step of descriptors, in
+// which one_shot's data rides.
 struct Check {
   int steps = 0;
   uint64_t messages = 0, bytes = 0, host_egress_bytes = 0, intra_host_bytes = 0;
 };
 Check CheckOf(int N, int R, const Machine& m, const Plan& plan) {
   Check c;
-  if (IsPowerOfTwo(N)) {
+  if (ChecksByTree(N, R)) {
     const int K = Log2(N), off_host = K - std::min(K, Log2(R));  // steps whose partner is on another host
     c.steps = plan.recursive_doubling ? 0 : plan.one_shot ? K - 1 : K;
     c.messages = plan.one_shot ? 0 : uint64_t(K);

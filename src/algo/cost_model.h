@@ -8,7 +8,7 @@
 // `shm_bytes_per_s` per rank.
 //
 // Time of a flat plan over N = H * R ranks (every term from the plan):
-//   check   = with validate, the argument check first. N a power of two: log2 N steps of
+//   check   = with validate, the argument check first. N a power of two, R < N: log2 N steps of
 //             one frame (kCheckFrameBytes) to one partner each; recursive_doubling's data rides
 //             in them (no step or message of their own), and one_shot's data to each step's
 //             partner leaves with that step's frame (log2 N - 1 more steps, no more messages).

@@ -29,6 +29,13 @@ inline int Log2(int p) {
   while ((1 << k) < p) ++k;
   return k;
 }
+/// Whether a group of n ranks on hosts of `ranks_per_host` (the transport's layout, the same
+/// on every rank) checks its calls in log2 n steps of one frame to one partner
+/// (core::CheckTree) rather than in one all-to-all exchange of descriptors: n a power of two,
+/// across hosts. On one host a message costs a copy and a wake-up, and the exchange's one step
+/// beats the tree's log2 n steps in series (docs/performance.md, "Small calls"); between hosts
+/// each message costs the network stack and the tree sends fewer.
+inline bool ChecksByTree(int n, int ranks_per_host) { return n >= 2 && IsPowerOfTwo(n) && ranks_per_host < n; }
 
 /// Bytes rank `rank` of `n` sends when running `plan` (recursive_doubling).
 uint64_t RecursiveDoublingWireBytes(const Plan& plan, int rank, int n, size_t scratch_floor = kScratchFloor);

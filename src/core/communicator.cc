@@ -150,14 +150,15 @@ AllReduceOptions ResolveOptions(const AllReduceOptions& options) {
 }
 
 // Validate on: the ranks check that they make the same call (core/validate.h) and decide
-// whether it rotates (core/rotation_guard.h). A group of 2^K ranks checks in K steps of one
-// frame to one partner (CheckTree); any other group sends every rank's descriptor to every
-// other (Exchange). Where the frames say the ranks disagree, every rank runs the Exchange too:
-// its descriptors give the refusal's message. A one_shot call starts beside the check instead of
-// after it, and a recursive_doubling call runs its steps in the tree's: their messages are
-// consumed only once the check proves every rank runs the same call, and a refused call's are
-// drained (each descriptor says what its rank sent ahead; the tree drops a partial sum in its
-// own step). Sets args->rotation.
+// whether it rotates (core/rotation_guard.h). A group of 2^K ranks across hosts checks in K
+// steps of one frame to one partner (CheckTree); any other group, and every group on one host,
+// sends every rank's descriptor to every other (Exchange; algo::ChecksByTree decides). Where
+// the frames say the ranks disagree, every rank runs the Exchange too: its descriptors give the
+// refusal's message. A one_shot call starts beside the check instead of after it, and a
+// recursive_doubling call runs its steps in the tree's: their messages are consumed only once
+// the check proves every rank runs the same call, and a refused call's are drained (each
+// descriptor says what its rank sent ahead; the tree drops a partial sum in its own step).
+// Sets args->rotation.
 Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* send, const float* residual,
                                  algo::RunArgs* args) {
   const algo::Resolved& r = resolved;
@@ -172,7 +173,7 @@ Status Communicator::Impl::Agree(uint64_t seq, const Status& local, const void* 
   }
   core::RotationInput input = core::RotationInput::kSafe;
   if (local.ok()) input = core::Announce(r.guard, args->dtype, send, residual, args->count);
-  const bool tree = core::ChecksByTree(t->size());
+  const bool tree = algo::ChecksByTree(t->size(), t->ranks_per_host());
   // one_shot in one piece always rotates guarded; recursive_doubling rides in the tree's steps
   const bool whole = local.ok() && r.plan.one_shot && algo::OneShotPieces(r.plan, t->size()) == 1;
   const bool rides = whole && r.plan.recursive_doubling && tree;

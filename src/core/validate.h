@@ -133,14 +133,10 @@ class CheckTree {
 /// The tag of step k's frame.
 inline uint64_t CheckFrameTag(uint64_t tag_base, int k) { return tag_base | (0xFFFFFFF0ull - uint64_t(k)); }
 
-/// Whether a group of n ranks checks calls with CheckTree (n a power of two) rather than with
-/// one all-to-all Exchange.
-inline bool ChecksByTree(int n) { return n >= 2 && algo::IsPowerOfTwo(n); }
-
-/// Bytes each of n ranks sends for the check of a call the ranks agree on: log2 n frames, or
-/// n - 1 descriptors.
-inline uint64_t CheckBytesPerRank(int n) {
-  if (!ChecksByTree(n)) return n < 2 ? 0 : uint64_t(n - 1) * sizeof(Descriptor);
+/// Bytes each of n ranks on hosts of `ranks_per_host` sends for the check of a call the ranks
+/// agree on: log2 n frames, or n - 1 descriptors.
+inline uint64_t CheckBytesPerRank(int n, int ranks_per_host) {
+  if (!algo::ChecksByTree(n, ranks_per_host)) return n < 2 ? 0 : uint64_t(n - 1) * sizeof(Descriptor);
   return uint64_t(algo::Log2(n)) * sizeof(CheckFrame);
 }
 

@@ -39,9 +39,10 @@ std::vector<size_t> Sizes(int n, size_t block) {
   return {0, 1, block - 1, block, block + 1, size_t(n) * block - 1, 7919, 100003};
 }
 
-// Runs the AllReduce on every rank; returns each rank's output.
+// Runs the AllReduce on every rank (on hosts of ranks_per_host; 0: one host); returns each
+// rank's output.
 std::vector<Buffer> Reduce(const std::vector<Buffer>& in, const AllReduceOptions& o,
-                           bool in_place, std::vector<Status>* statuses = nullptr) {
+                           bool in_place, std::vector<Status>* statuses = nullptr, int ranks_per_host = 0) {
   const int n = int(in.size());
   std::vector<Buffer> out = in;
   if (!in_place)
@@ -49,7 +50,7 @@ std::vector<Buffer> Reduce(const std::vector<Buffer>& in, const AllReduceOptions
   auto st = RunRanks(n, [&](Communicator& c) {
     const Buffer& src = in_place ? out[size_t(c.rank())] : in[size_t(c.rank())];
     return c.AllReduce(src.data(), out[size_t(c.rank())].data(), in[0].size(), in[0].dtype, o);
-  });
+  }, ranks_per_host);
   if (statuses) *statuses = st;
   for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
   return out;
@@ -60,8 +61,11 @@ void ExpectIdentical(const std::vector<Buffer>& out, const std::string& what) {
     ASSERT_TRUE(out[r] == out[0]) << what << ": rank " << r << " differs from rank 0";
 }
 
-// The unquantized schedules: the ring, one_shot_raw and recursive_doubling.
+// The unquantized schedules: the ring, one_shot_raw and recursive_doubling; on one host (the
+// call check's exchange) and a rank per host (the check's tree for 2, 4 and 8 ranks, in whose
+// steps recursive_doubling's ride and one_shot's data leaves).
 TEST(Ring, ExactOnIntegerValuedInputs) {
+  for (int ranks_per_host : {0, 1})
   for (Algorithm a : {Algorithm::kRing, Algorithm::kOneShotRaw, Algorithm::kRecursiveDoubling})
   for (DType dt : {DType::kFloat32, DType::kBFloat16, DType::kFloat16})
     for (int n : kRanks)
@@ -71,9 +75,10 @@ TEST(Ring, ExactOnIntegerValuedInputs) {
           auto in = MakeInputs(n, count, dt, 11 + count, /*integers=*/true);
           AllReduceOptions o;
           o.algorithm = a;
-          auto out = Reduce(in, o, in_place);
+          auto out = Reduce(in, o, in_place, nullptr, ranks_per_host);
           const std::string what = std::string(AlgorithmName(a)) + " " + std::string(DTypeName(dt)) +
-                                   " n=" + std::to_string(n) + " count=" + std::to_string(count);
+                                   " n=" + std::to_string(n) + " count=" + std::to_string(count) +
+                                   (ranks_per_host ? " a rank per host" : " one host");
           ExpectIdentical(out, what);
           auto exact = ExactSum(in);
           size_t wrong = 0;
@@ -82,20 +87,25 @@ TEST(Ring, ExactOnIntegerValuedInputs) {
         }
 }
 
+// Every quantized schedule on one host; one_shot also a rank per host (its data to each of the
+// check tree's partners leaves with that step's frame).
 TEST(Quantized, WithinErrorBoundAndIdenticalOnEveryRank) {
   for (const Config& c : kQuantized)
+  for (int ranks_per_host : {0, 1})
     for (DType dt : {DType::kBFloat16, DType::kFloat32, DType::kFloat16})
       for (int n : kRanks)
         for (size_t count : Sizes(n, 64)) {
+          if (ranks_per_host && c.algo != Algorithm::kOneShot) continue;
           const bool in_place = (count % 2) == 1;
           auto in = MakeInputs(n, count, dt, 7 + n * 31 + count);
           AllReduceOptions o;
           o.algorithm = c.algo;
           o.phases = c.phases;
           o.block = 64;
-          auto out = Reduce(in, o, in_place);
+          auto out = Reduce(in, o, in_place, nullptr, ranks_per_host);
           const std::string what = Name(c) + " " + std::string(DTypeName(dt)) +
-                                   " n=" + std::to_string(n) + " count=" + std::to_string(count);
+                                   " n=" + std::to_string(n) + " count=" + std::to_string(count) +
+                                   (ranks_per_host ? " a rank per host" : " one host");
           ExpectIdentical(out, what);
           auto exact = ExactSum(in);
           auto bound = ErrorBound(in, o, dt);

@@ -26,8 +26,9 @@ algo::Machine FlatMachine(int ranks) {
   return m;
 }
 
-// Bytes rank `me` sent during one AllReduce on an in-process group.
-std::vector<uint64_t> MeasuredBytes(int n, size_t count, DType dtype, const AllReduceOptions& o) {
+// Bytes each rank sent during one AllReduce on an in-process group whose transports report
+// hosts of `ranks_per_host` ranks (the layout of the machine the model is asked about).
+std::vector<uint64_t> MeasuredBytes(int n, int ranks_per_host, size_t count, DType dtype, const AllReduceOptions& o) {
   std::vector<uint64_t> sent(n);
   const size_t bytes = count * DTypeSize(dtype);
   auto st = testing::RunRanks(n, [&](Communicator& c) {
@@ -37,7 +38,7 @@ std::vector<uint64_t> MeasuredBytes(int n, size_t count, DType dtype, const AllR
     Status s = c.AllReduce(in.data(), out.data(), count, dtype, o);
     sent[c.rank()] = c.stats().bytes_sent;
     return s;
-  });
+  }, ranks_per_host);
   for (int r = 0; r < n; ++r) EXPECT_TRUE(st[r].ok()) << st[r].message();
   return sent;
 }
@@ -61,7 +62,7 @@ TEST(CostModel, WireBytesAreWhatTheRanksSend) {
             const DType dtype = a == Algorithm::kNaiveFp8 ? DType::kFloat32 : DType::kBFloat16;
             const auto p = algo::PredictFlat(o, dtype, count, FlatMachine(n),
                                              algo::AutoTableOf(o, dtype, n, env::Read()));
-            const auto sent = MeasuredBytes(n, count, dtype, o);
+            const auto sent = MeasuredBytes(n, 1, count, dtype, o);
             const std::string what = std::string(AlgorithmName(a)) + " " +
                                      std::string(CodecName(codec)) + " n=" + std::to_string(n) +
                                      " count=" + std::to_string(count) +
@@ -85,7 +86,7 @@ TEST(CostModel, HierarchicalBytesAreWhatRankZeroSends) {
           algo::Machine m = FlatMachine(hosts);
           m.ranks_per_host = per_host;
           const auto p = algo::PredictFlat(o, DType::kBFloat16, count, m, table);
-          const auto sent = MeasuredBytes(hosts * per_host, count, DType::kBFloat16, o);
+          const auto sent = MeasuredBytes(hosts * per_host, per_host, count, DType::kBFloat16, o);
           EXPECT_EQ(p.wire_bytes_per_rank, sent[0])
               << hosts << "x" << per_host << " " << AlgorithmName(inner) << " count=" << count
               << (validate ? " validate" : "");

@@ -29,6 +29,7 @@ struct Outcome {
   std::vector<Status> status;
 };
 
+// The group's transports report the hosts of o.ranks_per_host (unset: one host).
 Outcome Reduce(const std::vector<Buffer>& in, const AllReduceOptions& o) {
   const int n = int(in.size());
   Outcome run;
@@ -39,7 +40,7 @@ Outcome Reduce(const std::vector<Buffer>& in, const AllReduceOptions& o) {
     Status s = c.AllReduce(in[r].data(), run.out[r].data(), in[r].size(), in[r].dtype, o);
     run.bytes[r] = c.stats().bytes_sent;
     return s;
-  });
+  }, int(o.ranks_per_host));
   return run;
 }
 
@@ -57,7 +58,7 @@ void ExpectHierarchical(const std::vector<Buffer>& in, const AllReduceOptions& o
   ASSERT_TRUE(algo::Resolve({o, in[0].dtype, in[0].size(), n}, env, &tables, &resolved).ok()) << what;
   for (int r = 0; r < n; ++r)
     EXPECT_EQ(run.bytes[size_t(r)], algo::HierarchicalWireBytes(resolved, in[0].dtype, in[0].size(), r, n) +
-                                        core::CheckBytesPerRank(n))
+                                        core::CheckBytesPerRank(n, o.ranks_per_host ? int(o.ranks_per_host) : n))
         << what << ": rank " << r;
 
   // Error: |result - exact| <= |exact - sum of the host sums| + the inner bound on them.

@@ -101,11 +101,12 @@ TEST(Mismatch, CountsDtypesAndOptionsThatDifferBetweenRanks) {
   ExpectAll(st, StatusCode::kMismatch, "quantize_min_bytes");
 }
 
-// A group of 2^K ranks checks a call in K steps of one frame to one partner (CheckTree), and
-// recursive_doubling's steps ride in them. A mismatch on any rank, whatever plan that rank
-// resolved (recursive_doubling with another count, the ring, another dtype), still fails on
-// every rank with the descriptor exchange's message; every message of the refused call is
-// consumed, so the next call on the same group is right (exact, on integer inputs).
+// A group of 2^K ranks across hosts checks a call in K steps of one frame to one partner
+// (CheckTree), and recursive_doubling's steps ride in them; on one host it exchanges
+// descriptors, and recursive_doubling runs after. A mismatch on any rank, whatever plan that
+// rank resolved (recursive_doubling with another count, the ring, another dtype), fails on
+// every rank with the descriptor exchange's message either way; every message of the refused
+// call is consumed, so the next call on the same group is right (exact, on integer inputs).
 TEST(Mismatch, PowerOfTwoGroupsRefuseInTheirStepsAndStayUsable) {
   using Spoil = std::function<void(size_t*, DType*, AllReduceOptions*)>;
   const std::vector<std::pair<std::string, Spoil>> spoils = {
@@ -116,13 +117,17 @@ TEST(Mismatch, PowerOfTwoGroupsRefuseInTheirStepsAndStayUsable) {
       {"algorithm", [](size_t*, DType*, AllReduceOptions* o) { o->algorithm = Algorithm::kOneShot; }},
   };
   for (int n : {2, 4, 8})
+  for (int ranks_per_host : {1, n})
     for (int bad : {0, n - 1, n / 2})
-      for (const auto& [needle, spoil] : spoils) {
+      for (const auto& needle_and_spoil : spoils) {
+        const std::string& needle = needle_and_spoil.first;
+        const Spoil& spoil = needle_and_spoil.second;
         std::vector<std::unique_ptr<Communicator>> comms;
-        ASSERT_TRUE(CreateInProcessGroup(n, &comms).ok());
+        ASSERT_TRUE(CreateInProcessGroupOnHosts(n, ranks_per_host, &comms).ok());
         auto in = MakeInputs(n, kCount, DType::kFloat32, 5, /*integers=*/true);
         auto out = in;
-        const std::string what = "n=" + std::to_string(n) + " bad=" + std::to_string(bad) + " " + needle;
+        const std::string what = "n=" + std::to_string(n) + " ranks per host " + std::to_string(ranks_per_host) +
+                                 " bad=" + std::to_string(bad) + " " + needle;
         auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
           size_t count = kCount;
           DType dtype = DType::kFloat32;

@@ -28,8 +28,8 @@ namespace {
 
 std::vector<Buffer> Reduce(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
                            std::vector<std::vector<float>>* residuals = nullptr,
-                           std::vector<AllReduceStats>* stats = nullptr) {
-  return ReduceAll(in, o, in_place, residuals, stats);
+                           std::vector<AllReduceStats>* stats = nullptr, int ranks_per_host = 0) {
+  return ReduceAll(in, o, in_place, residuals, stats, ranks_per_host);
 }
 
 std::string Name(const AllReduceOptions& o, int n, size_t count, DType dt) {
@@ -221,19 +221,24 @@ TEST(Rotation, SafeInputsRotateWhetherCheckedFirstOrGuarded) {
   // Finite inputs: the guarded call (every rank out of place) is not repeated, so it gives the
   // rotated result, bitwise that of the calls whose ranks check their inputs first (in place,
   // or mixed), and not the unrotated one. Then a call with a NaN on the same group, repeated
-  // unrotated, and a clean call after it: the repeat keeps every rank's calls in step.
+  // unrotated, and a clean call after it: the repeat keeps every rank's calls in step. On one
+  // host (the call check's exchange settles the rotation) and a rank per host (its tree does).
+  for (int ranks_per_host : {0, 1})
   for (Algorithm a : {Algorithm::kFullBidir, Algorithm::kTwoShot, Algorithm::kAuto, Algorithm::kOneShot}) {
-    // auto quantizes from somewhat larger calls (on one host the smallest run recursive_doubling).
+    // auto quantizes from somewhat larger calls (the smallest run unquantized schedules).
     const size_t count = a == Algorithm::kAuto ? 12000 : 1500;
     auto in = MakeInputs(4, count, DType::kBFloat16, 9);
     AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt8);
     AllReduceOptions none = o;
     none.rotation = Rotation::kNone;
-    const auto guarded = ReduceAll(in, o, std::vector<bool>{false, false, false, false});
-    const auto checked = ReduceAll(in, o, std::vector<bool>{true, true, true, true});
-    const auto mixed = ReduceAll(in, o, std::vector<bool>{false, true, false, false});
-    const auto unrotated = Reduce(in, none, false);
-    const std::string what(AlgorithmName(a));
+    auto reduce = [&](const std::vector<bool>& in_place) {
+      return ReduceAll(in, o, in_place, nullptr, nullptr, ranks_per_host);
+    };
+    const auto guarded = reduce({false, false, false, false});
+    const auto checked = reduce({true, true, true, true});
+    const auto mixed = reduce({false, true, false, false});
+    const auto unrotated = Reduce(in, none, false, nullptr, nullptr, ranks_per_host);
+    const std::string what = std::string(AlgorithmName(a)) + (ranks_per_host ? " a rank per host" : " one host");
     for (size_t r = 0; r < in.size(); ++r) {
       ASSERT_TRUE(guarded[r] == checked[0]) << what << " rank " << r;
       ASSERT_TRUE(mixed[r] == checked[0]) << what << " rank " << r;
@@ -241,10 +246,10 @@ TEST(Rotation, SafeInputsRotateWhetherCheckedFirstOrGuarded) {
     EXPECT_FALSE(guarded[0] == unrotated[0]) << what;
 
     std::vector<std::unique_ptr<Communicator>> comms;
-    ASSERT_TRUE(CreateInProcessGroup(4, &comms).ok());
+    ASSERT_TRUE(CreateInProcessGroupOnHosts(4, ranks_per_host ? ranks_per_host : 4, &comms).ok());
     auto bad = in;
     bad[1].Set(700, NAN);
-    const auto want_bad = Reduce(bad, none, false);
+    const auto want_bad = Reduce(bad, none, false, nullptr, nullptr, ranks_per_host);
     for (const auto* inputs : {&in, &bad, &in}) {
       std::vector<Buffer> out = *inputs;
       auto st = tools::RunOnRanks(comms, [&](Communicator& c) {
@@ -291,11 +296,15 @@ TEST(Rotation, StochasticRoundingAndTelemetry) {
   EXPECT_GT(stats[0].rel_rms_err_est, 0.0);
 }
 
+// On one host, and 2 ranks also a rank per host (the call check's tree, in whose step
+// recursive_doubling's rides and one_shot's data leaves).
 TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
   for (Algorithm a : {Algorithm::kFull, Algorithm::kSemi, Algorithm::kTwoShot, Algorithm::kOneShot,
                       Algorithm::kRecursiveDoubling})
     for (DType dt : {DType::kFloat32, DType::kBFloat16})
-      for (int n : {2, 3}) {
+      for (int n : {2, 3})
+      for (int ranks_per_host : {0, 1}) {
+        if (ranks_per_host && n != 2) continue;
         const size_t count = 3001;
         auto in = WithOutliers(n, count, dt, 17);
         std::vector<std::vector<float>> res(size_t(n), std::vector<float>(count, 0.0f));
@@ -312,14 +321,14 @@ TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
           }
         }
         AllReduceOptions o = Rotated(a, Phases::kRSAG, Codec::kInt4);
-        const auto out = Reduce(in, o, n == 3, &res);
+        const auto out = Reduce(in, o, n == 3, &res, nullptr, ranks_per_host);
         // The result itself is the rotated AllReduce of the staged contributions.
         const auto bound = ErrorBound(staged, o, dt);
         const auto exact_staged = ExactSum(staged);
         for (size_t i = 0; i < count; ++i)
           ASSERT_LE(std::fabs(out[0].Get(i) - exact_staged[i]), bound[i]) << "result element " << i;
         const std::string what = std::string(AlgorithmName(a)) + " " + std::string(DTypeName(dt)) +
-                                 " n=" + std::to_string(n);
+                                 " n=" + std::to_string(n) + (ranks_per_host ? " a rank per host" : " one host");
         for (size_t r = 1; r < out.size(); ++r) ASSERT_TRUE(out[r] == out[0]) << what;
         // The documented conservation bound, rotated: the f32 roundings of the transforms
         // spread over each rotation block of 64 elements.
@@ -332,7 +341,9 @@ TEST(Rotation, ErrorFeedbackResidualsConserveTheSumInTheCallersDomain) {
           ASSERT_LE(std::fabs(after - before[i]), conserve[i]) << what << " element " << i;
         }
         // recursive_doubling loses only the final rounding to the dtype: nothing on f32 data.
-        if (IsQuantized(a) || dt != DType::kFloat32) EXPECT_GT(res_sq, 0.0) << what;
+        if (IsQuantized(a) || dt != DType::kFloat32) {
+          EXPECT_GT(res_sq, 0.0) << what;
+        }
       }
 }
 

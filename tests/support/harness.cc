@@ -8,6 +8,7 @@
 
 #include "codec/codec.h"
 #include "support/oracle.h"
+#include "transport/inproc/inproc_transport.h"
 
 namespace equarx::testing {
 
@@ -22,23 +23,36 @@ std::string HexOf(const void* p, size_t n) {
   return s;
 }
 
-std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& fn) {
+Status CreateInProcessGroupOnHosts(int n, int ranks_per_host, std::vector<std::unique_ptr<Communicator>>* out) {
+  if (n < 1 || ranks_per_host < 1) return InvalidArgument("CreateInProcessGroupOnHosts: n and ranks_per_host >= 1");
+  auto fabric = transport::CreateInprocFabric(n);
+  out->clear();
+  for (int r = 0; r < n; ++r) {
+    auto t = transport::CreateInprocTransport(fabric, r);
+    t->SetHosts(n, ranks_per_host);  // every thread shares this process's cores
+    out->push_back(std::make_unique<Communicator>(std::move(t)));
+  }
+  return Status::Ok();
+}
+
+std::vector<Status> RunRanks(int n, const std::function<Status(Communicator&)>& fn, int ranks_per_host) {
   std::vector<std::unique_ptr<Communicator>> comms;
-  Status st = CreateInProcessGroup(n, &comms);
+  Status st = ranks_per_host > 0 ? CreateInProcessGroupOnHosts(n, ranks_per_host, &comms)
+                                 : CreateInProcessGroup(n, &comms);
   if (!st.ok()) return std::vector<Status>(size_t(n > 0 ? n : 1), st);
   return tools::RunOnRanks(comms, fn);
 }
 
 std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o, bool in_place,
                               std::vector<std::vector<float>>* residuals,
-                              std::vector<AllReduceStats>* stats) {
-  return ReduceAll(in, o, std::vector<bool>(in.size(), in_place), residuals, stats);
+                              std::vector<AllReduceStats>* stats, int ranks_per_host) {
+  return ReduceAll(in, o, std::vector<bool>(in.size(), in_place), residuals, stats, ranks_per_host);
 }
 
 std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOptions& o,
                               const std::vector<bool>& in_place,
                               std::vector<std::vector<float>>* residuals,
-                              std::vector<AllReduceStats>* stats) {
+                              std::vector<AllReduceStats>* stats, int ranks_per_host) {
   const int n = int(in.size());
   std::vector<Buffer> out = in;
   if (stats) stats->assign(size_t(n), AllReduceStats{});
@@ -49,7 +63,7 @@ std::vector<Buffer> ReduceAll(const std::vector<Buffer>& in, const AllReduceOpti
     if (residuals) x.residual = (*residuals)[r].data();
     if (stats) x.stats = &(*stats)[r];
     return c.AllReduce(src.data(), out[r].data(), in[0].size(), in[0].dtype, o, x);
-  });
+  }, ranks_per_host);
   for (size_t r = 0; r < st.size(); ++r) EXPECT_TRUE(st[r].ok()) << "rank " << r << ": " << st[r].ToString();
   return out;
 }
