@@ -7,7 +7,8 @@
 #             1 Gbit/s and unshaped), -n 500 timed calls per size;
 #   sweep     every power of two from 1 KiB to 64 MiB, f32, 4 hosts at 1 Gbit/s (-n 300 below
 #             1 MiB in 5 launches, -n 8 from there on): the target "no slower than the fastest
-#             peer at any size".
+#             peer at any size". Each launch also runs run.sh's tuned config: equarx-tune
+#             measures the schedules below on these links and auto is timed on its table.
 # equarx's rows: auto (the default call) and the schedules it chooses from (the ring,
 # one_shot_raw, recursive_doubling, one_shot, two_shot, full_bidir), each at the library's
 # defaults (its scale format and block, the codec's rotation). Results: bench/results/latency/latency/ and bench/results/latency/sweep/
@@ -35,7 +36,7 @@ if [[ -z $ONLY || $ONLY == latency ]]; then
     -n "$ITERS" -w 50 --out "$RES/latency"
 fi
 if [[ -z $ONLY || $ONLY == sweep* ]]; then
-  sweep=(--hosts 4 --rates 1gbit --configs f32,mpi,mpi_ring,gloo --algos "$ALGOS" --f32-phases rs+ag
+  sweep=(--hosts 4 --rates 1gbit --configs f32,mpi,mpi_ring,gloo,tuned --algos "$ALGOS" --f32-phases rs+ag
          --block 0 --scale default --check 1)
   # Below 1 MiB one launch's p50 moves by up to 2x (4 emulated hosts share 2 cores): the table
   # takes each size's median over $SWEEP_LAUNCHES launches, every launch side by side.

@@ -21,6 +21,9 @@
 #             --codecs (int8, int4, fp8_e4m3, fp8_e5m2), rounding --rounding
 #   auto      equarx-tune (bf16) writes a crossover table, then equarx-perf -d bf16 times ring,
 #             every --algos rs+ag and algorithm=auto on that table (EQUARX_TUNE_FILE)
+#   tuned     equarx's default call on a table measured here: equarx-tune -d f32 (candidates:
+#             --algos but auto, with --f32-phases) writes it, then equarx-perf -d f32 times
+#             algorithm=auto on it (EQUARX_TUNE_FILE); its rows are named auto_tuned
 #   overlap   equarx-perf --overlap -d bf16 full_bidir,semi rs+ag: full vs wire-only vs codec-only
 #   hier      equarx-perf -d bf16 rs+ag: the unquantized ring, the default call (auto), int8
 #             full_bidir and two_shot over all ranks, and hierarchical int8 with inner auto and
@@ -71,8 +74,8 @@ usage: bench/netem/run.sh [options]
                       host data path groups them by host name and boot id; each namespace has a
                       host name of its own)
   --rates LIST        per-link egress rate: tc rates like 1gbit, 2.5gbit, or none (default 1gbit)
-  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,ddp,hier,formats,auto,overlap,mpitest,mpifault,faultmatrix,gemma3,
-                      gemma3gen,transformers,encrypt (default link,bf16,f32,mpi,mpi_ring,gloo)
+  --configs LIST      link,bf16,f32,mpi,mpi_ring,gloo,torch,ddp,hier,formats,auto,tuned,overlap,mpitest,mpifault,
+                      faultmatrix,gemma3,gemma3gen,transformers,encrypt (default link,bf16,f32,mpi,mpi_ring,gloo)
   -b SIZE -e SIZE -f F  sizes in bytes, K/M/G suffixes (default 1M 64M 2)
   -n N -w N           timed and warm-up iterations (default 5, 2)
   --overlap-sizes LIST  sizes for the overlap config (default 16M,64M)
@@ -213,7 +216,7 @@ done
 has() { [[ ,$CONFIGS, == *,$1,* ]]; }
 for c in ${CONFIGS//,/ }; do
   case $c in
-    link|bf16|f32|mpi|mpi_ring|gloo|torch|ddp|hier|formats|auto|overlap|mpitest|mpifault|faultmatrix|gemma3|gemma3gen|transformers|encrypt) ;;
+    link|bf16|f32|mpi|mpi_ring|gloo|torch|ddp|hier|formats|auto|tuned|overlap|mpitest|mpifault|faultmatrix|gemma3|gemma3gen|transformers|encrypt) ;;
     *) echo "run.sh: unknown config '$c' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -237,12 +240,12 @@ OUT=$(cd "$OUT" && pwd)
 
 # Snapshot the binaries: others may rebuild build/release while a long sweep runs.
 PERF=$OUT/bin/equarx-perf
-if has bf16 || has f32 || has mpi || has mpi_ring || has formats || has auto || has overlap || has hier || has encrypt; then
+if has bf16 || has f32 || has mpi || has mpi_ring || has formats || has auto || has tuned || has overlap || has hier || has encrypt; then
   cp "$BUILD/tools/perf/equarx-perf" "$PERF"
 fi
 if has mpitest; then cp "$BUILD/tests/mpi/mpi_test" "$OUT/bin/mpi_test"; fi
 if has mpifault; then cp "$BUILD/tests/mpi/mpi_fault_test" "$OUT/bin/mpi_fault_test"; fi
-if has auto; then cp "$BUILD/tools/tune/equarx-tune" "$OUT/bin/equarx-tune"; fi
+if has auto || has tuned; then cp "$BUILD/tools/tune/equarx-tune" "$OUT/bin/equarx-tune"; fi
 if has gemma3 || has gemma3gen; then
   [[ -f $GEMMA3_MODEL ]] || { echo "run.sh: no model at $GEMMA3_MODEL (run scripts/fetch_model.sh)" >&2; exit 2; }
   GEMMA3_MODEL=$(realpath "$GEMMA3_MODEL")
@@ -508,6 +511,19 @@ run_all_configs() {   # for the current topology and RATE
     cp "$table" "$OUT/raw/${tag}_tune.txt" 2>/dev/null || true
     launch auto "$rate" -x EQUARX_TUNE_FILE="$table" -- "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" \
       "${PERF_ARGS[@]}" -d bf16 --algo "ring,$ALGOS,auto" --phases rs+ag -J "$OUT/raw/${tag}_auto.jsonl"
+  fi
+  if has tuned; then
+    local table="$OUT/run/tuned_${tag}.txt" cands="" a
+    for a in ${ALGOS//,/ }; do
+      if [[ $a != auto && $a != ring ]]; then cands+="${cands:+,}$a:$F32_PHASES"; fi
+    done
+    launch tune_f32 "$rate" "$OUT/bin/equarx-tune" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
+      -w "$WARMUP" -d f32 --candidates "$cands" --out "$table"
+    cp "$table" "$OUT/raw/${tag}_tuned.txt" 2>/dev/null || true
+    RENAME='s/"algo":"auto"/"algo":"auto_tuned"/'
+    launch tuned "$rate" -x EQUARX_TUNE_FILE="$table" -- "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" \
+      "${PERF_ARGS[@]}" -d f32 --algo auto --phases "$F32_PHASES" -J "$OUT/raw/${tag}_tuned.jsonl"
+    RENAME=""
   fi
   if has overlap; then
     local s

@@ -482,5 +482,41 @@ TEST(ModelTool, CalibrationAtAGivenSize) {
 }
 #endif
 
+#ifdef EQUARX_TUNE_PATH
+class TuneTool : public TempDirTest {
+ protected:
+  TuneTool() : TempDirTest("equarx_tune_") {}
+};
+
+// equarx-tune takes any schedule auto chooses from as a candidate, the unquantized small-call
+// ones included, writes a section whose every rule names the ring or a candidate, and auto
+// loads that table (equarx-perf with EQUARX_TUNE_FILE). auto and the ring are not candidates.
+TEST_F(TuneTool, UnquantizedCandidatesMakeATableAutoLoads) {
+  const std::string table = Path("t.tune");
+  const std::string tune = std::string(EQUARX_TUNE_PATH) + " -b 1K -e 4K -n 3 -w 1 -d f32 --ranks 2 --out '" + table + "'";
+  Proc p = RunCommand(tune + " --candidates recursive_doubling,one_shot_raw,one_shot:rs+ag");
+  ASSERT_EQ(p.code, 0) << p.output;
+  std::ifstream f(table);
+  std::string line;
+  bool section = false;
+  int rules = 0;
+  while (std::getline(f, line)) {
+    section |= line == "section ranks=2 dtype=f32";
+    if (line.rfind("rule ", 0) != 0) continue;
+    ++rules;
+    std::istringstream ls(line.substr(5));
+    std::string bytes, algo;
+    ls >> bytes >> algo;
+    EXPECT_TRUE(algo == "ring" || algo == "recursive_doubling" || algo == "one_shot_raw" || algo == "one_shot") << line;
+  }
+  EXPECT_TRUE(section) << p.output;
+  EXPECT_GE(rules, 1) << p.output;
+  p = RunCommand("EQUARX_TUNE_FILE='" + table + "' " + EQUARX_PERF_PATH + " -b 1K -e 4K -n 2 -w 1 --ranks 2 -d f32 --algo auto");
+  EXPECT_EQ(p.code, 0) << p.output;
+  for (const char* bad : {"auto", "ring", "nonsense", "one_shot:sideways"})
+    EXPECT_EQ(RunCommand(tune + " --candidates " + bad).code, 2) << bad;
+}
+#endif
+
 }  // namespace
 }  // namespace equarx::tools

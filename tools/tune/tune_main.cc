@@ -1,12 +1,16 @@
 // equarx-tune — measures the crossover table that algorithm=auto uses, on the user's own
 // ranks, network and dtype, and writes it for EQUARX_TUNE_FILE.
 //
-//   equarx-tune -b 4K -e 64M -f 2 -n 10 -d bf16 --out equarx.tune [--ranks 4]   (or under mpirun)
+//   equarx-tune -b 1K -e 64M -f 2 -n 10 -d bf16 --out equarx.tune [--ranks 4]   (or under mpirun)
 //
 // For every size it times the unquantized ring and each candidate side by side (median of the
-// slowest rank over the iterations) and keeps the ring unless a candidate is faster by more
-// than --margin (5%), so that small messages stay on the best unquantized path. Runs of equal
-// choices become rules "from this size on". An existing file keeps its other sections.
+// slowest rank over the iterations) and keeps the fastest unquantized schedule unless a
+// quantized one is faster by more than --margin (5%), the rule the cost model's table follows
+// (cost_model.cc). The candidates are the schedules auto chooses from (--candidates: any
+// algorithm but auto and the ring, each with its phases): the unquantized one_shot_raw and
+// recursive_doubling for the smallest calls, one_shot, two_shot and the int8 rings above.
+// Runs of equal choices become rules "from this size on". An existing file keeps its other
+// sections.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -39,9 +43,10 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  size_t min_bytes = 4 << 10, max_bytes = 64 << 20, factor = 2;
+  size_t min_bytes = 1 << 10, max_bytes = 64 << 20, factor = 2;
   uint64_t iters = 10, warmup = 3, ranks = 4;
-  std::string dtype_name = "bf16", out_path = "equarx.tune", cands = "full:rs+ag,full_bidir:rs+ag,semi:rs+ag,two_shot:rs+ag";
+  std::string dtype_name = "bf16", out_path = "equarx.tune", cands =
+      "one_shot_raw,recursive_doubling,one_shot,two_shot:rs+ag,full:rs+ag,full_bidir:rs+ag,semi:rs+ag";
   std::string margin_text = "0.05";
   tools::ArgParser p("equarx-tune", "measure the size crossover table for algorithm=auto");
   p.AddSize("minbytes", &min_bytes, "-b: smallest size in bytes");
@@ -51,8 +56,8 @@ int main(int argc, char** argv) {
   p.AddUint("warmup_iters", &warmup, "-w: warm-up iterations");
   p.AddString("datatype", &dtype_name, "-d: f32, bf16 or f16");
   p.AddString("out", &out_path, "table file to write (other sections kept)", "FILE");
-  p.AddString("candidates", &cands, "quantized candidates as algo:phases, comma-separated");
-  p.AddString("margin", &margin_text, "a candidate must beat the ring by this fraction (0.05)");
+  p.AddString("candidates", &cands, "candidates beside the ring as algo[:phases], comma-separated");
+  p.AddString("margin", &margin_text, "a quantized candidate must beat the fastest unquantized one by this fraction (0.05)");
   p.AddUint("ranks", &ranks, "in-process ranks (ignored under mpirun)");
   for (auto [c, name] : {std::pair{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},
                          {'n', "iters"}, {'w', "warmup_iters"}, {'d', "datatype"}})
@@ -67,7 +72,7 @@ int main(int argc, char** argv) {
     const size_t colon = item.find(':');
     auto a = ParseAlgorithm(item.substr(0, colon));
     auto ph = ParsePhases(colon == std::string::npos ? "rs+ag" : item.substr(colon + 1));
-    if (!a || !ph || !IsQuantized(*a)) {
+    if (!a || !ph || *a == Algorithm::kAuto || *a == Algorithm::kRing) {
       std::fprintf(stderr, "equarx-tune: bad candidate '%s'\n", item.c_str());
       return 2;
     }
@@ -117,9 +122,15 @@ int main(int argc, char** argv) {
         w.MaxInPlace(t.data(), t.size());
         med.push_back(Median(t));
       }
-      size_t best = 0;
-      for (size_t i = 1; i < med.size(); ++i)
-        if (med[i] < med[0] * (1 - margin) && (best == 0 || med[i] < med[best])) best = i;
+      size_t plain = 0, quantized = 0;  // all[0] is the ring; quantized = 0: none timed
+      for (size_t i = 1; i < med.size(); ++i) {
+        if (!IsQuantized(all[i].algorithm)) {
+          if (med[i] < med[plain]) plain = i;
+        } else if (quantized == 0 || med[i] < med[quantized]) {
+          quantized = i;
+        }
+      }
+      const size_t best = quantized > 0 && med[quantized] < med[plain] * (1 - margin) ? quantized : plain;
       if (w.rank() != 0) continue;
       const Candidate& c = all[best];
       std::string line;
