@@ -50,8 +50,10 @@ equarx::Status RankGenerator::Choose(int32_t fed, bool ok, const Exchange& excha
     mine[4] = logits_.empty() ? -INFINITY : logits_[best];
     mine[5] = logits_.empty() ? -1 : static_cast<double>(head_.first() + best);
   }
-  if (!exchange(slots_.data(), slots_.size()))
-    return equarx::RemoteError("the exchange of the chosen tokens between ranks failed");
+  const double c0 = ThreadCpuSeconds();
+  const bool exchanged = exchange(slots_.data(), slots_.size());
+  exchange_cpu_s_ = ThreadCpuSeconds() - c0;
+  if (!exchanged) return equarx::RemoteError("the exchange of the chosen tokens between ranks failed");
   const size_t pos = cache_.length;
   for (int r = 0; r < sh.ranks; ++r)
     if (slots_[kSlot * r] != 1)
@@ -106,6 +108,7 @@ equarx::Status RankGenerator::Run(const std::vector<int32_t>& prompt, size_t new
   out->token_s.reserve(new_tokens);
   out->prefill_reduce_s = out->decode_reduce_s = 0;
   out->decode_reduce_calls = out->decode_reduce_values = 0;
+  out->decode_compute_cpu_s = 0;
 
   const double t0 = Now();
   ForwardStats fs;
@@ -120,7 +123,7 @@ equarx::Status RankGenerator::Run(const std::vector<int32_t>& prompt, size_t new
   out->ttft_s = Now() - t0;
   out->tokens.push_back(next);
   for (size_t i = 1; i < new_tokens; ++i) {
-    const double ts = Now();
+    const double ts = Now(), cs = ThreadCpuSeconds();
     const int32_t fed = next;
     fs = ForwardStats{};
     ok = model_.Step(&fed, 1, &cache_, &ws_, reduce, threads_, hidden_.data(), &fs);
@@ -129,8 +132,11 @@ equarx::Status RankGenerator::Run(const std::vector<int32_t>& prompt, size_t new
     out->decode_reduce_values += fs.reduce_calls * d;
     if (equarx::Status st = Choose(fed, ok, exchange, &next, &out->hidden_hash); !st.ok()) return st;
     out->token_s.push_back(Now() - ts);
+    out->decode_compute_cpu_s += ThreadCpuSeconds() - cs - fs.reduce_cpu_s - exchange_cpu_s_;
     out->tokens.push_back(next);
   }
+  if (!exchange(&out->decode_compute_cpu_s, 1))  // every rank's, summed
+    return equarx::RemoteError("the exchange of the ranks' decode CPU times failed");
   return equarx::Status::Ok();
 }
 

@@ -39,6 +39,10 @@ struct GenerateResult {
   size_t prefill_reduce_calls = 0, decode_reduce_calls = 0;
   size_t prefill_reduce_values = 0, decode_reduce_values = 0;  ///< floats summed, all calls
   uint64_t hidden_hash = 0;  ///< FNV-1a of the last step's final hidden state (every rank's)
+  /// CPU time of the decode steps outside the AllReduce calls and the token exchange, summed
+  /// over the ranks: each rank's calling thread (with one GEMM thread per rank, all its
+  /// work). The group's cores can run it no faster than this over their number.
+  double decode_compute_cpu_s = 0;
 };
 
 /// One rank's decode state: its cache and buffers, kept across runs (a second run of the
@@ -68,6 +72,7 @@ class RankGenerator {
   Workspace ws_;
   std::vector<float> hidden_, logits_;
   std::vector<double> slots_;
+  double exchange_cpu_s_ = 0;  // CPU time of Choose's last exchange (this thread)
 };
 
 /// Nearest-rank percentile (p in (0, 100]) of v; 0 when empty.

@@ -2,7 +2,8 @@
 // process (--tp N, ranks as threads) or one rank per process under mpirun, for each reduce
 // configuration the flags ask for (their product, as in bench). Per configuration it prints the
 // generated text, the time to first token, prefill tokens/s, decode tokens/s with the median
-// and p99 time per token, the AllReduce calls and bytes per token and, with --compare-exact,
+// and p99 time per token, the AllReduce calls and bytes per token, the CPU time of decode's work
+// outside the collectives (all ranks together) and, with --compare-exact,
 // where its tokens first differ from the exact run's (one rank, no AllReduce); --json writes
 // one line per configuration. Every rank agrees on every token or the command fails (exit 1).
 #include <algorithm>
@@ -125,6 +126,9 @@ std::string Report(const Row& row, const Loaded& m, size_t prompt_len, const std
                 row.wire_per_call >= 0 ? (", wire " + std::to_string(static_cast<long long>(row.wire_per_call * calls)) +
                                           " B per rank").c_str() : "",
                 100 * r.decode_reduce_s / decode_s);
+  if (steps)
+    std::printf("decode work outside the collectives: %.2f ms of CPU per token, all ranks together\n",
+                1e3 * r.decode_compute_cpu_s / steps);
   std::printf("ranks agree on every token: yes\n");
   if (exact) {
     if (diverge < 0) std::printf("exact run: the same %zu tokens\n", r.tokens.size());
@@ -149,6 +153,7 @@ std::string Report(const Row& row, const Loaded& m, size_t prompt_len, const std
                   ",\"allreduce_bytes_per_token\":" + num(bytes, steps) +
                   ",\"wire_bytes_per_token\":" + num(row.wire_per_call * calls, steps && row.wire_per_call >= 0) +
                   ",\"decode_reduce_share\":" + num(r.decode_reduce_s / decode_s, steps) +
+                  ",\"decode_compute_cpu_s\":" + num(r.decode_compute_cpu_s, steps) +
                   ",\"prefill_reduce_s\":" + num(r.prefill_reduce_s, true) + ",\"ranks_agree\":true" +
                   ",\"hidden_hash\":\"" + Hex(r.hidden_hash) + "\"" +
                   ",\"first_divergence\":" + (exact && diverge >= 0 ? std::to_string(diverge) : "null") +

@@ -9,6 +9,8 @@
 // RMSNorm here is x / rms(x) * w.
 #include "model.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -72,6 +74,12 @@ float GeluTanh(float x) {
 }
 
 }  // namespace
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
 
 equarx::Status Config::Read(const GgufFile& f) {
   arch = f.GetString("general.architecture", "");
@@ -320,9 +328,10 @@ bool RankModel::Step(const int32_t* tokens, size_t T, KvCache* cache, Workspace*
     for (size_t i = 0; i < d; ++i) h[t * d + i] *= scale;
   }
   auto sum = [&](float* buf) {
-    double t0 = Now();
+    const double t0 = Now(), c0 = ThreadCpuSeconds();
     bool ok = reduce(buf, T * d);
     st.reduce_s += Now() - t0;
+    st.reduce_cpu_s += ThreadCpuSeconds() - c0;
     ++st.reduce_calls;
     return ok;
   };

@@ -44,8 +44,12 @@ struct Shard {
 /// Sums `count` floats over all ranks in place; false on failure.
 using Reducer = std::function<bool(float* buf, size_t count)>;
 
+/// CPU time the calling thread has used, in seconds (CLOCK_THREAD_CPUTIME_ID).
+double ThreadCpuSeconds();
+
 struct ForwardStats {
   double total_s = 0, reduce_s = 0;
+  double reduce_cpu_s = 0;  ///< the calling thread's CPU time inside the reducer
   double flops = 0;  ///< multiply-adds x 2 done by this rank
   size_t reduce_calls = 0;
 };

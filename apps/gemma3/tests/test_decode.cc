@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -140,6 +141,11 @@ class SyntheticDecode : public SyntheticModel {
     EXPECT_EQ(all.prefill_reduce_calls, 2u * config_->n_layers);  // attention out, FFN out
     EXPECT_EQ(all.decode_reduce_calls, 2u * config_->n_layers * (n - 1));
     EXPECT_EQ(all.decode_reduce_values, all.decode_reduce_calls * config_->d_model);  // batch 1
+    // The decode work's CPU time, every rank's thread summed: some, and no more than tp
+    // threads can use in the decode steps' time.
+    const double decode_wall = std::accumulate(all.token_s.begin(), all.token_s.end(), 0.0);
+    EXPECT_GT(all.decode_compute_cpu_s, 0.0);
+    EXPECT_LE(all.decode_compute_cpu_s, tp * decode_wall);
     std::vector<int32_t> seq = prompt;
     for (size_t k = 1; k <= n; ++k) {
       GenerateResult res;
