@@ -16,7 +16,7 @@
 #            does less so.
 # Raw output: bench/results/small_calls/ (env.txt, pieces.json, calls.jsonl, targets.jsonl,
 # raw_*.txt); then
-# bench/plot/small_calls_table.py --splice docs/performance.md. About 10 minutes.
+# bench/plot/small_calls_table.py --splice docs/performance.md. About 2 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/options_lib.sh
