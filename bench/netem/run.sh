@@ -23,7 +23,8 @@
 #             every --algos rs+ag and algorithm=auto on that table (EQUARX_TUNE_FILE)
 #   tuned     equarx's default call on a table measured here: equarx-tune -d f32 (candidates:
 #             --algos but auto, with --f32-phases) writes it, then equarx-perf -d f32 times
-#             algorithm=auto on it (EQUARX_TUNE_FILE); its rows are named auto_tuned
+#             algorithm=auto on it (EQUARX_TUNE_FILE), with mpi interleaved per size beside it;
+#             its rows are named auto_tuned and mpi_beside_tuned
 #   overlap   equarx-perf --overlap -d bf16 full_bidir,semi rs+ag: full vs wire-only vs codec-only
 #   hier      equarx-perf -d bf16 rs+ag: the unquantized ring, the default call (auto), int8
 #             full_bidir and two_shot over all ranks, and hierarchical int8 with inner auto and
@@ -520,9 +521,10 @@ run_all_configs() {   # for the current topology and RATE
     launch tune_f32 "$rate" "$OUT/bin/equarx-tune" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
       -w "$WARMUP" -d f32 --candidates "$cands" --out "$table"
     cp "$table" "$OUT/raw/${tag}_tuned.txt" 2>/dev/null || true
-    RENAME='s/"algo":"auto"/"algo":"auto_tuned"/'
+    RENAME='s/"algo":"auto"/"algo":"auto_tuned"/;s/"algo":"mpi"/"algo":"mpi_beside_tuned"/'
     launch tuned "$rate" -x EQUARX_TUNE_FILE="$table" -- "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" \
-      "${PERF_ARGS[@]}" -d f32 --algo auto --phases "$F32_PHASES" -J "$OUT/raw/${tag}_tuned.jsonl"
+      "${PERF_ARGS[@]}" -d f32 --algo "auto$(has mpi && echo ,mpi)" --phases "$F32_PHASES" \
+      -J "$OUT/raw/${tag}_tuned.jsonl"
     RENAME=""
   fi
   if has overlap; then

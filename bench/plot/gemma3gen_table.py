@@ -91,8 +91,8 @@ def main():
             if bounds:
                 b = statistics.median(bounds)
                 out.append(f"- The {cpus} cores' bound, the median over every row: {b:.2f} decode tokens/s, "
-                           f"{b / med['mpi'][1]:.2f}x MPI_Allreduce's median; an AllReduce that cost nothing "
-                           f"would reach it, and no AllReduce can pass it.")
+                           f"{b / med['mpi'][1]:.2f}x MPI_Allreduce's median: no AllReduce can pass it (the "
+                           f"cores would run that work without a moment idle).")
             ref = med["mpi"][2][0]["tokens"]
             if "ring" in med:
                 same = all(r["tokens"] == ref for r in med["ring"][2])
