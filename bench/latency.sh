@@ -6,7 +6,7 @@
 #   latency   16 B .. 1 MiB (x4), f32 and bf16, at --hosts and --rates (default 2,4,8 hosts at
 #             1 Gbit/s and unshaped), -n 500 timed calls per size;
 #   sweep     every power of two from 1 KiB to 64 MiB, f32, 4 hosts at 1 Gbit/s (-n 300 below
-#             1 MiB in 5 launches, -n 8 from there on): the target "no slower than the fastest
+#             1 MiB in 7 launches, -n 8 from there on): the target "no slower than the fastest
 #             peer at any size". Each launch also runs run.sh's tuned config: equarx-tune
 #             measures the schedules below on these links and auto is timed on its table.
 # equarx's rows: auto (the default call) and the schedules it chooses from (the ring,
@@ -15,15 +15,15 @@
 # {small,large}/ (each rows.jsonl, env.txt, raw/); bench/plot/latency_table.py --splice
 # docs/benchmarks.md draws the tables.
 #
-#   bash bench/latency.sh [--hosts 2,4,8] [--rates 1gbit,none] [--iters 500] [--sweep-launches 5]
+#   bash bench/latency.sh [--hosts 2,4,8] [--rates 1gbit,none] [--iters 500] [--sweep-launches 7]
 #                         [--only latency|sweep|sweep-small]
 #
 # The sweep below 1 MiB runs --sweep-launches launches (its table: each size's median);
-# --only sweep-small runs that part alone (about 8 minutes) and the tables keep the rest.
-# Needs root (as bench/netem/run.sh) and the release build. About 40 minutes with the defaults.
+# --only sweep-small runs that part alone (about 12 minutes) and the tables keep the rest.
+# Needs root (as bench/netem/run.sh) and the release build. About 45 minutes with the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HOSTS=2,4,8 RATES=1gbit,none ITERS=500 ONLY= SWEEP_LAUNCHES=5
+HOSTS=2,4,8 RATES=1gbit,none ITERS=500 ONLY= SWEEP_LAUNCHES=7
 source bench/options_lib.sh
 bench_options "bench/latency.sh [--hosts LIST] [--rates LIST] [--iters N] [--sweep-launches L] [--only latency|sweep|sweep-small]" \
   --hosts=HOSTS --rates=RATES --iters=ITERS --sweep-launches=SWEEP_LAUNCHES --only=ONLY -- "$@"

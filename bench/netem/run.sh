@@ -19,8 +19,9 @@
 #   gloo      Gloo ring allreduce f32 (bench/gloo/gloo_bench.cc, built here with g++)
 #   formats   equarx-perf -d bf16: unquantized ring + {--format-algos} rs+ag x every codec in
 #             --codecs (int8, int4, fp8_e4m3, fp8_e5m2), rounding --rounding
-#   auto      equarx-tune (bf16) writes a crossover table, then equarx-perf -d bf16 times ring,
-#             every --algos rs+ag and algorithm=auto on that table (EQUARX_TUNE_FILE)
+#   auto      equarx-tune (bf16; candidates: --algos, rs+ag) writes a crossover table, then
+#             equarx-perf -d bf16 times ring, every --algos rs+ag and algorithm=auto on that
+#             table (EQUARX_TUNE_FILE)
 #   tuned     equarx's default call on a table measured here: equarx-tune -d f32 (candidates:
 #             --algos but auto, with --f32-phases) writes it, then equarx-perf -d f32 times
 #             algorithm=auto on it (EQUARX_TUNE_FILE), with mpi interleaved per size beside it;
@@ -460,6 +461,14 @@ perf_common() {
 # shellcheck source=bench/netem/app_configs.sh
 source "$REPO/bench/netem/app_configs.sh"
 
+candidates() {   # candidates PHASES: equarx-tune's --candidates, every --algos but auto and ring
+  local a out=""
+  for a in ${ALGOS//,/ }; do
+    if [[ $a != auto && $a != ring ]]; then out+="${out:+,}$a:$1"; fi
+  done
+  echo "$out"
+}
+
 run_all_configs() {   # for the current topology and RATE
   local rate=$1 tag="H${CUR_H}_$1"
   perf_common
@@ -508,18 +517,15 @@ run_all_configs() {   # for the current topology and RATE
     # side by side with the ring and every quantized algorithm.
     local table="$OUT/run/tune_${tag}.txt"
     launch tune "$rate" "$OUT/bin/equarx-tune" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
-      -w "$WARMUP" -d bf16 --out "$table"
+      -w "$WARMUP" -d bf16 --candidates "$(candidates rs+ag)" --out "$table"
     cp "$table" "$OUT/raw/${tag}_tune.txt" 2>/dev/null || true
     launch auto "$rate" -x EQUARX_TUNE_FILE="$table" -- "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" \
       "${PERF_ARGS[@]}" -d bf16 --algo "ring,$ALGOS,auto" --phases rs+ag -J "$OUT/raw/${tag}_auto.jsonl"
   fi
   if has tuned; then
-    local table="$OUT/run/tuned_${tag}.txt" cands="" a
-    for a in ${ALGOS//,/ }; do
-      if [[ $a != auto && $a != ring ]]; then cands+="${cands:+,}$a:$F32_PHASES"; fi
-    done
+    local table="$OUT/run/tuned_${tag}.txt"
     launch tune_f32 "$rate" "$OUT/bin/equarx-tune" -b "$MINB" -e "$MAXB" -f "$FACTOR" -n "$ITERS" \
-      -w "$WARMUP" -d f32 --candidates "$cands" --out "$table"
+      -w "$WARMUP" -d f32 --candidates "$(candidates "$F32_PHASES")" --out "$table"
     cp "$table" "$OUT/raw/${tag}_tuned.txt" 2>/dev/null || true
     RENAME='s/"algo":"auto"/"algo":"auto_tuned"/;s/"algo":"mpi"/"algo":"mpi_beside_tuned"/'
     launch tuned "$rate" -x EQUARX_TUNE_FILE="$table" -- "$PERF" -b "$MINB" -e "$MAXB" -f "$FACTOR" \
