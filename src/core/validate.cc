@@ -188,7 +188,7 @@ Status CheckTree::Run(transport::Transport* t, const Descriptor& mine, uint64_t 
       if (posted[i]) t->Cancel(&reqs_[i]);
     return Status(st.code(), "argument check: " + st.message());
   };
-  for (int k = 0; (1 << k) < n; ++k) {
+  for (int k = 0, K = algo::Log2(n); k < K; ++k) {
     const int p = me ^ (1 << k);
     const bool ride = rd && agrees(frame_);
     out_ = frame_;
