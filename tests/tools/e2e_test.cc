@@ -482,7 +482,6 @@ TEST(ModelTool, CalibrationAtAGivenSize) {
 }
 #endif
 
-#ifdef EQUARX_TUNE_PATH
 class TuneTool : public TempDirTest {
  protected:
   TuneTool() : TempDirTest("equarx_tune_") {}
@@ -516,7 +515,6 @@ TEST_F(TuneTool, UnquantizedCandidatesMakeATableAutoLoads) {
   for (const char* bad : {"auto", "ring", "nonsense", "one_shot:sideways"})
     EXPECT_EQ(RunCommand(tune + " --candidates " + bad).code, 2) << bad;
 }
-#endif
 
 }  // namespace
 }  // namespace equarx::tools
